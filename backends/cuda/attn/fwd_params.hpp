@@ -1,0 +1,45 @@
+// The plain parameter struct every CUDA forward-kernel family takes from the backend, and the two entry points each
+// family provides. Host-only header (no cuda.h): the stream is a void* holding a cudaStream_t.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace flashtile::cuda {
+
+enum class ElemType { F16, BF16 };
+
+struct FwdParams {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;  // f32 [B, Hq, Sq] contiguous, or null
+  // Strides in elements: batch, seq, head (head dim is contiguous).
+  std::int64_t q_sb = 0, q_ss = 0, q_sh = 0;
+  std::int64_t k_sb = 0, k_ss = 0, k_sh = 0;
+  std::int64_t v_sb = 0, v_ss = 0, v_sh = 0;
+  std::int64_t o_sb = 0, o_ss = 0, o_sh = 0;
+  int batch = 0, seqlen_q = 0, seqlen_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
+  ElemType dtype = ElemType::BF16;
+  float scale = 1.0f;       // softmax scale
+  float scale_log2 = 1.0f;  // scale * log2(e): kernels use exp2
+  bool causal = false;      // bottom-right aligned: row i sees keys j <= i + Sk - Sq
+  void* stream = nullptr;   // cudaStream_t
+  int num_sms = 0;          // of the current device
+  int device_cc = 0;        // compute capability, e.g. 90
+};
+
+// Each kernel family (sm80, sm90) implements these two in its own launch file. `supports` returns "" when the
+// family can run these params, else a one-line reason ("head_dim 96 not instantiated (64, 128, 256)").
+// `launch` maps the runtime flags to template instantiations and launches on params.stream; it throws
+// flashtile::Error(BackendFailure) on a launch error.
+std::string sm80_fwd_supports(const FwdParams& p);
+void sm80_fwd_launch(const FwdParams& p);
+std::string sm90_fwd_supports(const FwdParams& p);
+void sm90_fwd_launch(const FwdParams& p);
+// The kernel variant name for Result::kernel, e.g. "sm90_fwd<d128,bf16,causal>".
+std::string sm80_fwd_name(const FwdParams& p);
+std::string sm90_fwd_name(const FwdParams& p);
+
+}  // namespace flashtile::cuda

@@ -1,0 +1,39 @@
+// attention_forward: exact softmax(Q·Kᵀ·scale)·V, tiled, never materializing the score matrix.
+#pragma once
+
+#include <flashtile/tensor.hpp>
+#include <flashtile/types.hpp>
+
+#include <optional>
+#include <string>
+
+namespace flashtile {
+
+struct Options {
+  std::optional<float> scale;      // default 1/sqrt(head_dim)
+  bool causal = false;             // bottom-right aligned when Sq != Sk: row i sees keys j <= i + Sk - Sq
+  std::optional<Path> path;        // force one kernel path; otherwise the device picks its fastest that fits
+  void* cuda_stream = nullptr;     // cudaStream_t: run asynchronously on the caller's stream
+  void* vk_command_buffer = nullptr;  // VkCommandBuffer in the recording state: record only, the caller submits
+};
+
+struct Result {
+  Backend backend = Backend::Cpu;
+  Path path = Path::CpuReference;
+  std::string kernel;    // the kernel or shader variant, e.g. "sm90_fwd<d128,bf16,causal>"
+  std::string note;      // why faster paths were passed over, one line each; empty when the fastest ran
+  bool asynchronous = false;  // true when work was queued on the caller's stream or command buffer
+};
+
+// q: [B, Sq, Hq, D], k and v: [B, Sk, Hkv, D], out: [B, Sq, Hq, D] (dtype of q), lse (optional): f32 [B, Hq, Sq]
+// contiguous, natural log. Hq must be a multiple of Hkv (GQA/MQA). Rows with no visible key give 0 and -inf.
+// All checks run before any work; a rejected call throws Error and writes nothing.
+Result attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse = nullptr,
+                         const Options& options = {});
+
+// The path a call with these tensors and options would take, with the reasons for passing over faster ones,
+// without running anything. Throws the same errors attention_forward would.
+Result plan_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
+                      const Options& options = {});
+
+}  // namespace flashtile

@@ -1,0 +1,104 @@
+// The backend interface: what every backend (CPU, CUDA, Vulkan) implements. Internal; not installed.
+//
+// A backend is a small interface: alloc, free, copy, plan (which path fits), run, sync. Validation of shapes,
+// dtypes, strides, aliasing and devices happens once in src/validate.cpp before a backend sees a call; a backend
+// checks only what is specific to its kernels (head dims, index ranges) in plan().
+#pragma once
+
+#include <flashtile/attention.hpp>
+#include <flashtile/device.hpp>
+#include <flashtile/types.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashtile::detail {
+
+// Memory as a backend sees it. `handle` is backend-specific: a host pointer (CPU), a device pointer (CUDA), a
+// VkBuffer (Vulkan). `offset` is in bytes from the start of that allocation or buffer.
+struct BufferRef {
+  std::uint64_t handle = 0;
+  std::uint64_t offset = 0;
+};
+
+// Shared by tensors: an allocation (owned) or a view of application memory (not owned).
+struct Storage {
+  std::shared_ptr<DeviceImpl> device;
+  std::uint64_t handle = 0;
+  std::uint64_t offset = 0;  // bytes to element 0
+  std::uint64_t bytes = 0;   // bytes addressable from element 0 (for wrapped Vulkan buffers: buffer size - offset)
+  bool owned = false;
+  std::shared_ptr<Storage> keep_alive;  // views keep the allocation they look into alive
+  ~Storage();
+};
+
+// One tensor operand as kernels see it: memory plus shape and element strides.
+struct TensorArg {
+  BufferRef buf;
+  DType dtype = DType::F32;
+  Shape shape;
+  Strides strides;
+};
+
+// A validated attention call. Sizes are plain integers; strides are in elements.
+struct AttnArgs {
+  TensorArg q, k, v, o, lse;
+  bool has_lse = false;
+  std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
+  DType dtype = DType::F16;  // of q, k, v and o
+  float scale = 1.0f;
+  bool causal = false;
+  void* cuda_stream = nullptr;
+  void* vk_command_buffer = nullptr;
+};
+
+// The outcome of plan(): the path that will run (or none), and why faster paths were passed over.
+struct Plan {
+  bool ok = false;
+  Path path = Path::CpuReference;
+  std::string kernel;  // variant name, for Result::kernel
+  std::string note;    // one line per path passed over: "cuda_sm90: device is sm_86, needs sm_90"
+};
+
+class DeviceImpl {
+ public:
+  virtual ~DeviceImpl() = default;
+
+  virtual const DeviceInfo& info() const = 0;
+  // Largest element index (from element 0 of a tensor, exclusive) the kernels can address.
+  virtual std::uint64_t max_index_elements() const = 0;
+
+  virtual std::uint64_t alloc(std::size_t bytes) = 0;           // throws Error(OutOfMemory)
+  virtual void free(std::uint64_t handle) noexcept = 0;
+  virtual void upload(BufferRef dst, const void* src, std::size_t bytes) = 0;   // synchronous
+  virtual void download(void* dst, BufferRef src, std::size_t bytes) = 0;       // synchronous
+
+  // Choose the path for a validated call. `forced` set: that path or an Error(Unsupported) naming why not.
+  virtual Plan plan(const AttnArgs& args, const std::optional<Path>& forced) const = 0;
+  // Run (or record) a planned call. Synchronous unless args.cuda_stream / args.vk_command_buffer is set.
+  virtual void run(const Plan& plan, const AttnArgs& args) = 0;
+  virtual void sync() = 0;
+
+  virtual VulkanHandles vulkan_handles() const {
+    throw Error(ErrorCode::InvalidArgument, "device: vulkan_handles() needs a Vulkan device");
+  }
+};
+
+// Each backend's enumeration. Backends not built are replaced by stubs (src/stubs.cpp) that return no devices and
+// a reason. Called once; the registry (src/device.cpp) caches the result.
+std::vector<std::shared_ptr<DeviceImpl>> enumerate_cpu();
+std::vector<std::shared_ptr<DeviceImpl>> enumerate_cuda(std::string& why_none);
+std::vector<std::shared_ptr<DeviceImpl>> enumerate_vulkan(std::string& why_none);
+std::shared_ptr<DeviceImpl> wrap_vulkan_device(const VulkanHandles& handles);
+
+// Helpers shared by backends' plan(): pick the first path in `order` whose check returns an empty string.
+struct PathCheck {
+  Path path;
+  std::string why_not;  // empty: usable
+  std::string kernel;
+};
+Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device);
+
+}  // namespace flashtile::detail

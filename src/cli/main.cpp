@@ -1,0 +1,113 @@
+// flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem.
+#include "cli.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+namespace flashtile::cli {
+
+namespace {
+[[noreturn]] void usage_error(const std::string& msg) { throw Error(ErrorCode::InvalidArgument, msg); }
+}  // namespace
+
+Args::Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
+           const std::vector<std::string>& valued) {
+  auto is = [](const std::vector<std::string>& v, const std::string& s) {
+    for (const auto& x : v)
+      if (x == s) return true;
+    return false;
+  };
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) usage_error("argument '" + a + "': expected a --flag");
+    a = a.substr(2);
+    std::string value;
+    const auto eq = a.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    }
+    if (is(flags, a)) {
+      if (inline_value) usage_error("--" + a + ": takes no value");
+      values_[a] = "1";
+    } else if (is(valued, a)) {
+      if (!inline_value) {
+        if (i + 1 >= argc) usage_error("--" + a + ": needs a value");
+        value = argv[++i];
+      }
+      values_[a] = value;
+    } else {
+      usage_error("--" + a + ": unknown option (see flashtile --help)");
+    }
+  }
+}
+
+std::string Args::str(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+long long Args::integer(const std::string& name, long long fallback, long long min_value) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0') usage_error("--" + name + ": '" + it->second + "' is not an integer");
+  if (v < min_value) usage_error("--" + name + ": must be >= " + std::to_string(min_value) + ", got " + it->second);
+  return v;
+}
+
+double Args::real(const std::string& name, double fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0') usage_error("--" + name + ": '" + it->second + "' is not a number");
+  return v;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (c == '\n') o += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
+    else o += c;
+  }
+  return o;
+}
+
+}  // namespace flashtile::cli
+
+namespace {
+const char* kUsage =
+    "usage: flashtile <command> [options]\n"
+    "  info [--json]                       backends, devices, capabilities and the path each would take\n"
+    "  run  [options]                      run one attention problem and report path, time, TFLOP/s\n"
+    "       --batch N (1) --seq N (512) --seq-k N (= seq) --heads N (8) --heads-kv N (= heads) --dim N (64)\n"
+    "       --dtype f16|bf16|f32 (f16) --causal | --no-causal (causal) --scale X (1/sqrt(dim))\n"
+    "       --backend auto|cuda|vulkan|cpu (auto) --device N (0) --path NAME --seed N --iters N (5) --warmup N (1)\n"
+    "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n";
+}
+
+int main(int argc, char** argv) {
+  using namespace flashtile;
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  try {
+    if (!std::strcmp(argv[1], "info")) return cli::cmd_info(argc, argv);
+    if (!std::strcmp(argv[1], "run")) return cli::cmd_run(argc, argv);
+    std::fprintf(stderr, "flashtile: unknown command '%s'\n%s", argv[1], kUsage);
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "flashtile: error (%s): %s\n", std::string(to_string(e.code())).c_str(), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flashtile: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,153 @@
+// The CPU backend: a plain reference (double accumulation, no tiling), the oracle of every test and a real, slow
+// fallback. Work is split over (batch, head) pairs across threads.
+#include "backend.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <thread>
+
+namespace flashtile::detail {
+
+namespace {
+
+double load(const std::byte* base, DType dt, std::int64_t index) {
+  switch (dt) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, base + index * 4, 4);
+      return f;
+    }
+    case DType::F16: {
+      std::uint16_t h;
+      std::memcpy(&h, base + index * 2, 2);
+      return f16_to_float(h);
+    }
+    case DType::BF16: {
+      std::uint16_t h;
+      std::memcpy(&h, base + index * 2, 2);
+      return bf16_to_float(h);
+    }
+  }
+  return 0;
+}
+
+void store(std::byte* base, DType dt, std::int64_t index, double value) {
+  const float f = static_cast<float>(value);
+  if (dt == DType::F32) {
+    std::memcpy(base + index * 4, &f, 4);
+  } else {
+    const std::uint16_t h = dt == DType::F16 ? float_to_f16(f) : float_to_bf16(f);
+    std::memcpy(base + index * 2, &h, 2);
+  }
+}
+
+const std::byte* ptr(const TensorArg& t) {
+  return reinterpret_cast<const std::byte*>(t.buf.handle) + t.buf.offset;
+}
+
+// One (batch, head): every query row, exact softmax over the keys it may see.
+void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, std::vector<double>& scores,
+                    std::vector<double>& acc) {
+  const std::int64_t D = a.head_dim, Sq = a.seqlen_q, Sk = a.seqlen_k;
+  const std::int64_t hk = h / (a.heads_q / a.heads_kv);
+  const std::byte *q = ptr(a.q), *k = ptr(a.k), *v = ptr(a.v);
+  auto* o = const_cast<std::byte*>(ptr(a.o));
+  const auto& qs = a.q.strides;
+  const auto& ks = a.k.strides;
+  const auto& vs = a.v.strides;
+  const auto& os = a.o.strides;
+  for (std::int64_t i = 0; i < Sq; ++i) {
+    // Causal, bottom-right aligned: row i sees keys j <= i + Sk - Sq.
+    const std::int64_t visible = a.causal ? std::clamp<std::int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+    const std::int64_t qrow = b * qs[0] + i * qs[1] + h * qs[2];
+    const std::int64_t orow = b * os[0] + i * os[1] + h * os[2];
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < visible; ++j) {
+      const std::int64_t krow = b * ks[0] + j * ks[1] + hk * ks[2];
+      double dot = 0;
+      for (std::int64_t d = 0; d < D; ++d) dot += load(q, a.q.dtype, qrow + d) * load(k, a.k.dtype, krow + d);
+      scores[static_cast<std::size_t>(j)] = dot * static_cast<double>(a.scale);
+      m = std::max(m, scores[static_cast<std::size_t>(j)]);
+    }
+    std::fill(acc.begin(), acc.end(), 0.0);
+    double l = 0;
+    for (std::int64_t j = 0; j < visible; ++j) {
+      const double p = std::exp(scores[static_cast<std::size_t>(j)] - m);
+      l += p;
+      const std::int64_t vrow = b * vs[0] + j * vs[1] + hk * vs[2];
+      for (std::int64_t d = 0; d < D; ++d) acc[static_cast<std::size_t>(d)] += p * load(v, a.v.dtype, vrow + d);
+    }
+    for (std::int64_t d = 0; d < D; ++d) store(o, a.o.dtype, orow + d, visible ? acc[static_cast<std::size_t>(d)] / l : 0.0);
+    if (a.has_lse) {
+      auto* lse = reinterpret_cast<float*>(const_cast<std::byte*>(ptr(a.lse)));
+      lse[(b * a.heads_q + h) * Sq + i] =
+          visible ? static_cast<float>(m + std::log(l)) : -std::numeric_limits<float>::infinity();
+    }
+  }
+}
+
+void reference_attention(const AttnArgs& a) {
+  const std::int64_t pairs = a.batch * a.heads_q;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const auto nthreads = static_cast<unsigned>(std::min<std::int64_t>(pairs, hw));
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] {
+    std::vector<double> scores(static_cast<std::size_t>(a.seqlen_k)), acc(static_cast<std::size_t>(a.head_dim));
+    for (std::int64_t p; (p = next.fetch_add(1)) < pairs;) reference_head(a, p / a.heads_q, p % a.heads_q, scores, acc);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < nthreads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
+class CpuDevice final : public DeviceImpl {
+ public:
+  CpuDevice() {
+    info_.backend = Backend::Cpu;
+    info_.index = 0;
+    info_.name = "CPU reference";
+    info_.software = true;
+    info_.paths = {Path::CpuReference};
+    info_.caps = {{"threads", std::to_string(std::max(1u, std::thread::hardware_concurrency()))},
+                  {"dtypes", "f16, bf16, f32"},
+                  {"head_dims", "multiples of 8 up to 256"},
+                  {"accumulation", "double"}};
+  }
+  const DeviceInfo& info() const override { return info_; }
+  std::uint64_t max_index_elements() const override { return std::uint64_t{1} << 62; }
+
+  std::uint64_t alloc(std::size_t bytes) override {
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p) throw Error(ErrorCode::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    return reinterpret_cast<std::uint64_t>(p);
+  }
+  void free(std::uint64_t handle) noexcept override { std::free(reinterpret_cast<void*>(handle)); }
+  void upload(BufferRef dst, const void* src, std::size_t bytes) override {
+    std::memcpy(reinterpret_cast<std::byte*>(dst.handle) + dst.offset, src, bytes);
+  }
+  void download(void* dst, BufferRef src, std::size_t bytes) override {
+    std::memcpy(dst, reinterpret_cast<const std::byte*>(src.handle) + src.offset, bytes);
+  }
+
+  Plan plan(const AttnArgs& a, const std::optional<Path>& forced) const override {
+    const std::string kernel = "cpu_reference<" + std::string(to_string(a.dtype)) + ">";
+    return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");
+  }
+  void run(const Plan&, const AttnArgs& a) override { reference_attention(a); }
+  void sync() override {}
+
+ private:
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<DeviceImpl>> enumerate_cpu() { return {std::make_shared<CpuDevice>()}; }
+
+}  // namespace flashtile::detail

@@ -1,0 +1,136 @@
+// The device registry: each backend is enumerated once, lazily; Device::open picks from it.
+#include "backend.hpp"
+
+#include <mutex>
+
+namespace flashtile {
+using detail::DeviceImpl;
+
+namespace {
+
+struct BackendDevices {
+  bool done = false;
+  std::vector<std::shared_ptr<DeviceImpl>> devices;
+  std::string why_none;
+};
+
+struct Registry {
+  std::mutex mutex;
+  BackendDevices cpu, cuda, vulkan;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+const BackendDevices& devices_of(Backend b) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  BackendDevices& d = b == Backend::Cpu ? r.cpu : b == Backend::Cuda ? r.cuda : r.vulkan;
+  if (!d.done) {
+    d.done = true;
+    try {
+      if (b == Backend::Cpu) d.devices = detail::enumerate_cpu();
+      if (b == Backend::Cuda) d.devices = detail::enumerate_cuda(d.why_none);
+      if (b == Backend::Vulkan) d.devices = detail::enumerate_vulkan(d.why_none);
+    } catch (const std::exception& e) {  // a broken driver leaves the backend empty, with the reason kept
+      d.devices.clear();
+      d.why_none = e.what();
+    }
+    if (d.devices.empty() && d.why_none.empty()) d.why_none = "no device found";
+  }
+  return d;
+}
+
+// The order Backend::Auto considers devices in: CUDA, hardware Vulkan, software Vulkan, CPU.
+std::vector<std::shared_ptr<DeviceImpl>> auto_order() {
+  std::vector<std::shared_ptr<DeviceImpl>> out;
+  for (const auto& d : devices_of(Backend::Cuda).devices) out.push_back(d);
+  const auto& vk = devices_of(Backend::Vulkan).devices;
+  for (const auto& d : vk)
+    if (!d->info().software) out.push_back(d);
+  for (const auto& d : vk)
+    if (d->info().software) out.push_back(d);
+  for (const auto& d : devices_of(Backend::Cpu).devices) out.push_back(d);
+  return out;
+}
+
+}  // namespace
+
+Device Device::open(Backend backend, int index) {
+  if (index < 0) throw Error(ErrorCode::InvalidArgument, "device index: must be >= 0, got " + std::to_string(index));
+  if (backend == Backend::Auto) {
+    auto all = auto_order();
+    if (static_cast<std::size_t>(index) >= all.size())
+      throw Error(ErrorCode::InvalidArgument, "device index: " + std::to_string(index) + " out of range (" +
+                                                  std::to_string(all.size()) + " devices in all)");
+    return Device(all[static_cast<std::size_t>(index)]);
+  }
+  const BackendDevices& d = devices_of(backend);
+  if (d.devices.empty())
+    throw Error(ErrorCode::BackendUnavailable,
+                "backend " + std::string(to_string(backend)) + ": unavailable (" + d.why_none + ")");
+  if (static_cast<std::size_t>(index) >= d.devices.size())
+    throw Error(ErrorCode::InvalidArgument, "device index: " + std::to_string(index) + " out of range (" +
+                                                std::to_string(d.devices.size()) + " " +
+                                                std::string(to_string(backend)) + " devices)");
+  return Device(d.devices[static_cast<std::size_t>(index)]);
+}
+
+Device Device::wrap_vulkan(const VulkanHandles& handles) {
+  if (!handles.instance || !handles.physical_device || !handles.device || !handles.queue ||
+      !handles.get_instance_proc_addr)
+    throw Error(ErrorCode::InvalidArgument,
+                "handles: instance, physical_device, device, queue and get_instance_proc_addr must all be set");
+  return Device(detail::wrap_vulkan_device(handles));
+}
+
+std::vector<DeviceInfo> Device::list() {
+  std::vector<DeviceInfo> out;
+  for (const auto& d : auto_order()) out.push_back(d->info());
+  return out;
+}
+
+std::string Device::unavailable_reason(Backend backend) {
+  if (backend == Backend::Auto) return {};
+  const BackendDevices& d = devices_of(backend);
+  return d.devices.empty() ? d.why_none : std::string();
+}
+
+const DeviceInfo& Device::info() const { return impl_->info(); }
+VulkanHandles Device::vulkan_handles() const { return impl_->vulkan_handles(); }
+void Device::sync() const { impl_->sync(); }
+
+namespace detail {
+
+Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device) {
+  if (forced) {
+    std::string known;
+    for (const PathCheck& c : order) {
+      if (c.path != *forced) {
+        known += known.empty() ? "" : ", ";
+        known += to_string(c.path);
+        continue;
+      }
+      if (c.why_not.empty()) return Plan{true, c.path, c.kernel, {}};
+      throw Error(ErrorCode::Unsupported, "options.path: " + std::string(to_string(c.path)) + " cannot run this call on " +
+                                              device + ": " + c.why_not);
+    }
+    throw Error(ErrorCode::Unsupported, "options.path: " + std::string(to_string(*forced)) +
+                                            " is not a path of device " + device + " (its paths: " + known + ")");
+  }
+  std::string note;
+  for (const PathCheck& c : order) {
+    if (c.why_not.empty()) return Plan{true, c.path, c.kernel, note};
+    note += note.empty() ? "" : "\n";
+    note += std::string(to_string(c.path)) + ": " + c.why_not;
+  }
+  std::string flat = note;
+  for (char& ch : flat)
+    if (ch == '\n') ch = ';';
+  throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
+}
+
+}  // namespace detail
+}  // namespace flashtile

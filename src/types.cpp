@@ -1,0 +1,120 @@
+// Names, parsing, shapes and host-side 16-bit float conversions.
+#include <flashtile/types.hpp>
+#include <flashtile/version.hpp>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+namespace flashtile {
+
+namespace {
+constexpr std::array<std::pair<Backend, std::string_view>, 4> kBackendNames{{
+    {Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Cuda, "cuda"}, {Backend::Vulkan, "vulkan"}}};
+constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypeNames{{
+    {DType::F16, "f16"}, {DType::BF16, "bf16"}, {DType::F32, "f32"}}};
+constexpr std::array<std::pair<Path, std::string_view>, 6> kPathNames{{
+    {Path::CpuReference, "cpu_reference"}, {Path::CudaSm80, "cuda_sm80"}, {Path::CudaSm90, "cuda_sm90"},
+    {Path::VulkanPortable, "vulkan_portable"}, {Path::VulkanCoopmat, "vulkan_coopmat"},
+    {Path::VulkanCoopmat2, "vulkan_coopmat2"}}};
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 11> kErrorNames{{
+    {ErrorCode::InvalidArgument, "invalid_argument"}, {ErrorCode::ShapeMismatch, "shape_mismatch"},
+    {ErrorCode::DTypeMismatch, "dtype_mismatch"}, {ErrorCode::BadStride, "bad_stride"},
+    {ErrorCode::DeviceMismatch, "device_mismatch"}, {ErrorCode::Aliasing, "aliasing"},
+    {ErrorCode::Overflow, "overflow"}, {ErrorCode::Unsupported, "unsupported"},
+    {ErrorCode::BackendUnavailable, "backend_unavailable"}, {ErrorCode::BackendFailure, "backend_failure"},
+    {ErrorCode::OutOfMemory, "out_of_memory"}}};
+
+template <class Table, class E>
+std::string_view name_of(const Table& t, E e) {
+  for (const auto& [k, v] : t)
+    if (k == e) return v;
+  return "?";
+}
+
+template <class Table>
+auto parse_of(const Table& t, std::string_view s, const char* what) {
+  std::string allowed;
+  for (const auto& [k, v] : t) {
+    if (v == s) return k;
+    allowed += allowed.empty() ? "" : ", ";
+    allowed += v;
+  }
+  throw Error(ErrorCode::InvalidArgument,
+              std::string(what) + ": unknown value '" + std::string(s) + "' (expected one of: " + allowed + ")");
+}
+}  // namespace
+
+std::string_view to_string(Backend b) { return name_of(kBackendNames, b); }
+std::string_view to_string(DType d) { return name_of(kDTypeNames, d); }
+std::string_view to_string(Path p) { return name_of(kPathNames, p); }
+std::string_view to_string(ErrorCode c) { return name_of(kErrorNames, c); }
+Backend parse_backend(std::string_view s) { return parse_of(kBackendNames, s, "backend"); }
+DType parse_dtype(std::string_view s) { return parse_of(kDTypeNames, s, "dtype"); }
+Path parse_path(std::string_view s) { return parse_of(kPathNames, s, "path"); }
+
+std::size_t dtype_size(DType d) { return d == DType::F32 ? 4 : 2; }
+
+std::int64_t Shape::numel() const {
+  std::int64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
+  return n;
+}
+Shape Shape::of(std::int64_t a, std::int64_t b, std::int64_t c) { return Shape{3, {a, b, c, 0}}; }
+Shape Shape::of(std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) { return Shape{4, {a, b, c, d}}; }
+
+Strides Strides::contiguous(const Shape& s) {
+  Strides st;
+  std::int64_t acc = 1;
+  for (int i = s.rank - 1; i >= 0; --i) {
+    st.dims[static_cast<std::size_t>(i)] = acc;
+    acc *= s.dims[static_cast<std::size_t>(i)];
+  }
+  return st;
+}
+
+std::uint16_t float_to_f16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<std::uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504: inf
+  if (absx < 0x38800000u) {  // subnormal half (or zero): scale into the subnormal grid, round to nearest even
+    const float a = std::bit_cast<float>(absx);
+    const float scaled = a * 16777216.0f;  // 2^24: one half-subnormal ulp becomes 1.0
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(scaled)));
+  }
+  std::uint32_t mant = absx & 0x7fffffu;
+  std::uint32_t exp = (absx >> 23) - 112u;
+  std::uint32_t h = (exp << 10) | (mant >> 13);
+  const std::uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+float f16_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  const std::uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+std::uint16_t float_to_bf16(float f) {
+  std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+float bf16_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+
+const char* version_string() { return "0.1.0"; }
+
+}  // namespace flashtile

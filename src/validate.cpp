@@ -1,0 +1,202 @@
+// Every validation rule of attention_forward. tests/bad_input.cpp has one test per rule.
+#include "validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace flashtile::detail {
+
+namespace {
+
+constexpr std::int64_t kMaxHeadDim = 256;
+constexpr std::int64_t kHeadDimMultiple = 8;
+constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();  // kernels index rows with int32
+
+[[noreturn]] void fail(ErrorCode c, const std::string& msg) { throw Error(c, msg); }
+
+std::string dev_name(const Tensor& t) {
+  const DeviceInfo& i = t.storage()->device->info();
+  return std::string(to_string(i.backend)) + ":" + std::to_string(i.index) + " (" + i.name + ")";
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (int i = 0; i < s.rank; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+void require_defined(const Tensor& t, const char* name) {
+  if (!t.defined()) fail(ErrorCode::InvalidArgument, std::string(name) + ": tensor is undefined");
+}
+
+void require_rank(const Tensor& t, const char* name, int rank, const char* layout) {
+  if (t.shape().rank != rank)
+    fail(ErrorCode::InvalidArgument, std::string(name) + ": must have rank " + std::to_string(rank) + " " + layout +
+                                         ", got rank " + std::to_string(t.shape().rank));
+}
+
+// Byte range [begin, end) of a tensor, in a space where overlapping ranges mean shared memory. Vulkan handles are
+// buffers (ranges compare within one buffer); CPU and CUDA handles are addresses.
+struct Range {
+  std::uint64_t space, begin, end;
+};
+Range range_of(const Tensor& t) {
+  const auto& s = *t.storage();
+  const bool per_buffer = s.device->info().backend == Backend::Vulkan;
+  const std::uint64_t base = per_buffer ? s.offset : s.handle + s.offset;
+  return {per_buffer ? s.handle : 0, base, base + t.extent_bytes()};
+}
+bool overlaps(const Tensor& a, const Tensor& b) {
+  const Range x = range_of(a), y = range_of(b);
+  return x.space == y.space && x.begin < y.end && y.begin < x.end;
+}
+
+// Outputs must not overlap themselves: sorted by stride, each dimension steps past everything inside it.
+bool self_overlapping(const Tensor& t) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
+  for (int i = 0; i < t.shape().rank; ++i)
+    if (t.shape()[i] > 1) dims.emplace_back(t.strides()[i], t.shape()[i]);
+  std::sort(dims.begin(), dims.end());
+  std::int64_t extent = 1;  // elements spanned by the dimensions so far
+  for (const auto& [stride, size] : dims) {
+    if (stride < extent) return true;
+    extent = stride * (size - 1) + extent;
+  }
+  return false;
+}
+
+TensorArg arg_of(const Tensor& t) {
+  return TensorArg{BufferRef{t.storage()->handle, t.storage()->offset}, t.dtype(), t.shape(), t.strides()};
+}
+
+}  // namespace
+
+AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
+                            const Options& options) {
+  require_defined(q, "q");
+  require_defined(k, "k");
+  require_defined(v, "v");
+  require_defined(out, "out");
+  if (lse) require_defined(*lse, "lse");
+
+  const char* layout = "[batch, seqlen, heads, head_dim]";
+  require_rank(q, "q", 4, layout);
+  require_rank(k, "k", 4, layout);
+  require_rank(v, "v", 4, layout);
+  require_rank(out, "out", 4, layout);
+  if (lse) require_rank(*lse, "lse", 3, "[batch, heads, seqlen_q]");
+
+  // Devices: one device for all tensors; a stream or command buffer only of that device's backend.
+  const auto& dev = q.storage()->device;
+  const std::pair<const Tensor*, const char*> others[] = {{&k, "k"}, {&v, "v"}, {&out, "out"}, {lse, "lse"}};
+  for (const auto& [t, name] : others)
+    if (t && t->storage()->device != dev)
+      fail(ErrorCode::DeviceMismatch, std::string(name) + ": is on device " + dev_name(*t) + " but q is on " +
+                                          dev_name(q) + "; all tensors must be on one device");
+  const Backend backend = dev->info().backend;
+  if (options.cuda_stream && options.vk_command_buffer)
+    fail(ErrorCode::InvalidArgument, "options: set cuda_stream or vk_command_buffer, not both");
+  if (options.cuda_stream && backend != Backend::Cuda)
+    fail(ErrorCode::DeviceMismatch, "options.cuda_stream: given, but the tensors are on a " +
+                                        std::string(to_string(backend)) + " device");
+  if (options.vk_command_buffer && backend != Backend::Vulkan)
+    fail(ErrorCode::DeviceMismatch, "options.vk_command_buffer: given, but the tensors are on a " +
+                                        std::string(to_string(backend)) + " device");
+
+  // Dtypes.
+  if (k.dtype() != q.dtype())
+    fail(ErrorCode::DTypeMismatch, "k: dtype " + std::string(to_string(k.dtype())) + " differs from q's " +
+                                       std::string(to_string(q.dtype())));
+  if (v.dtype() != q.dtype())
+    fail(ErrorCode::DTypeMismatch, "v: dtype " + std::string(to_string(v.dtype())) + " differs from q's " +
+                                       std::string(to_string(q.dtype())));
+  if (out.dtype() != q.dtype())
+    fail(ErrorCode::DTypeMismatch, "out: dtype " + std::string(to_string(out.dtype())) + " differs from q's " +
+                                       std::string(to_string(q.dtype())));
+  if (lse && lse->dtype() != DType::F32)
+    fail(ErrorCode::DTypeMismatch, "lse: dtype must be f32, got " + std::string(to_string(lse->dtype())));
+
+  // Shapes.
+  const Shape& qs = q.shape();
+  const Shape& ks = k.shape();
+  const std::int64_t B = qs[0], Sq = qs[1], Hq = qs[2], D = qs[3];
+  const std::int64_t Sk = ks[1], Hkv = ks[2];
+  if (ks[0] != B)
+    fail(ErrorCode::ShapeMismatch, "k: batch " + std::to_string(ks[0]) + " differs from q's batch " + std::to_string(B));
+  if (ks[3] != D)
+    fail(ErrorCode::ShapeMismatch, "k: head_dim " + std::to_string(ks[3]) + " differs from q's head_dim " +
+                                       std::to_string(D));
+  if (v.shape().dims != ks.dims)
+    fail(ErrorCode::ShapeMismatch, "v: shape " + shape_str(v.shape()) + " differs from k's " + shape_str(ks));
+  if (out.shape().dims != qs.dims)
+    fail(ErrorCode::ShapeMismatch, "out: shape " + shape_str(out.shape()) + " differs from q's " + shape_str(qs));
+  if (Hq % Hkv != 0)
+    fail(ErrorCode::ShapeMismatch, "k: heads " + std::to_string(Hkv) + " must divide q's heads " + std::to_string(Hq) +
+                                       " (GQA/MQA)");
+  if (lse && (lse->shape()[0] != B || lse->shape()[1] != Hq || lse->shape()[2] != Sq))
+    fail(ErrorCode::ShapeMismatch, "lse: shape " + shape_str(lse->shape()) + " must be [batch, heads, seqlen_q] = " +
+                                       shape_str(Shape::of(B, Hq, Sq)));
+  if (D % kHeadDimMultiple != 0 || D > kMaxHeadDim)
+    fail(ErrorCode::InvalidArgument, "head_dim: must be a multiple of 8 in [8, 256], got " + std::to_string(D));
+  for (const auto& [name, value] : {std::pair{"batch", B}, {"seqlen_q", Sq}, {"seqlen_k", Sk}, {"heads", Hq}})
+    if (value > kMaxDim)
+      fail(ErrorCode::Overflow, std::string(name) + ": " + std::to_string(value) + " exceeds the kernels' int32 range");
+
+  // Strides: head dim contiguous; outputs without self-overlap; lse contiguous.
+  const std::pair<const Tensor*, const char*> all4[] = {{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}};
+  for (const auto& [t, name] : all4)
+    if (t->strides()[3] != 1)
+      fail(ErrorCode::BadStride, std::string(name) + ": head_dim stride must be 1 (contiguous), got " +
+                                     std::to_string(t->strides()[3]));
+  if (self_overlapping(out))
+    fail(ErrorCode::BadStride, "out: strides make elements overlap; an output needs distinct elements");
+  if (lse && lse->strides().dims != Strides::contiguous(lse->shape()).dims)
+    fail(ErrorCode::BadStride, "lse: must be contiguous [batch, heads, seqlen_q]");
+
+  // Aliasing: outputs may not overlap inputs or each other.
+  for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}})
+    if (overlaps(out, *t)) fail(ErrorCode::Aliasing, std::string("out: overlaps ") + name + "'s memory");
+  if (lse)
+    for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
+      if (overlaps(*lse, *t)) fail(ErrorCode::Aliasing, std::string("lse: overlaps ") + name + "'s memory");
+
+  // Index ranges of this device's kernels.
+  const std::uint64_t max_index = dev->max_index_elements();
+  for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}, {lse, "lse"}}) {
+    if (!t) continue;
+    const std::uint64_t n = t->extent_bytes() / dtype_size(t->dtype());
+    const std::uint64_t off = t->storage()->offset / dtype_size(t->dtype());
+    if (n + off > max_index)
+      fail(ErrorCode::Overflow, std::string(name) + ": addresses " + std::to_string(n + off) + " elements; the " +
+                                    std::string(to_string(backend)) + " kernels index at most " +
+                                    std::to_string(max_index));
+  }
+
+  float scale = options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  if (!std::isfinite(scale)) fail(ErrorCode::InvalidArgument, "options.scale: must be finite, got " + std::to_string(scale));
+
+  AttnArgs a;
+  a.q = arg_of(q);
+  a.k = arg_of(k);
+  a.v = arg_of(v);
+  a.o = arg_of(out);
+  if (lse) {
+    a.lse = arg_of(*lse);
+    a.has_lse = true;
+  }
+  a.batch = B;
+  a.seqlen_q = Sq;
+  a.seqlen_k = Sk;
+  a.heads_q = Hq;
+  a.heads_kv = Hkv;
+  a.head_dim = D;
+  a.dtype = q.dtype();
+  a.scale = scale;
+  a.causal = options.causal;
+  a.cuda_stream = options.cuda_stream;
+  a.vk_command_buffer = options.vk_command_buffer;
+  return a;
+}
+
+}  // namespace flashtile::detail

@@ -1,0 +1,12 @@
+// Validation of an attention call: every rule checked before any work, each error naming the argument and rule.
+#pragma once
+
+#include "backend.hpp"
+
+namespace flashtile::detail {
+
+// Throws Error on the first rule broken; otherwise returns the call as kernels see it (scale resolved).
+AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
+                            const Options& options);
+
+}  // namespace flashtile::detail

@@ -1,0 +1,221 @@
+// The bad-input suite: every validation rule is triggered once; each test checks the error code, that the message
+// names the argument, and that the output (and LSE) were not touched.
+#include <doctest/doctest.h>
+
+#include "common.hpp"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+using namespace flashtile;
+using namespace flashtile::testing;
+
+namespace {
+
+struct Fixture {
+  Device cpu = Device::open(Backend::Cpu);
+  Tensor q, k, v, out, lse;
+  Fixture(DType dt = DType::F16, std::int64_t B = 2, std::int64_t Sq = 5, std::int64_t Sk = 7, std::int64_t Hq = 4,
+          std::int64_t Hkv = 2, std::int64_t D = 64) {
+    q = filled(Tensor::empty(cpu, dt, Shape::of(B, Sq, Hq, D)), 0x11);
+    k = filled(Tensor::empty(cpu, dt, Shape::of(B, Sk, Hkv, D)), 0x22);
+    v = filled(Tensor::empty(cpu, dt, Shape::of(B, Sk, Hkv, D)), 0x33);
+    out = filled(Tensor::empty(cpu, dt, Shape::of(B, Sq, Hq, D)), 0x5A);
+    lse = filled(Tensor::empty(cpu, DType::F32, Shape::of(B, Hq, Sq)), 0x5A);
+  }
+  static Tensor filled(Tensor t, int byte) {
+    std::vector<std::byte> img(t.extent_bytes(), std::byte(byte));
+    t.upload(img.data(), img.size());
+    return t;
+  }
+};
+
+std::vector<std::byte> bytes_of(const Tensor& t) {
+  std::vector<std::byte> img(t.extent_bytes());
+  t.download(img.data(), img.size());
+  return img;
+}
+
+// Runs `call`, which must throw Error(code) whose message contains `needle`; `watched` must be unchanged.
+void expect_error(const std::function<void()>& call, ErrorCode code, const std::string& needle,
+                  std::vector<const Tensor*> watched = {}) {
+  std::vector<std::vector<std::byte>> before;
+  for (const Tensor* t : watched) before.push_back(bytes_of(*t));
+  bool threw = false;
+  try {
+    call();
+  } catch (const Error& e) {
+    threw = true;
+    INFO("message: ", std::string(e.what()));
+    CHECK(e.code() == code);
+    CHECK(std::string(e.what()).find(needle) != std::string::npos);
+  }
+  CHECK_MESSAGE(threw, "expected Error(", to_string(code), ") mentioning '", needle, "'");
+  for (std::size_t i = 0; i < watched.size(); ++i) CHECK(bytes_of(*watched[i]) == before[i]);
+}
+
+void expect_call_error(Fixture& f, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
+                       const Options& opt, ErrorCode code, const std::string& needle) {
+  expect_error([&] { attention_forward(q, k, v, out, lse, opt); }, code, needle, {&f.out, &f.lse});
+}
+
+}  // namespace
+
+TEST_CASE("bad input: undefined tensors") {
+  Fixture f;
+  Tensor none;
+  expect_call_error(f, f.q, none, f.v, f.out, &f.lse, {}, ErrorCode::InvalidArgument, "k: tensor is undefined");
+}
+
+TEST_CASE("bad input: ranks") {
+  Fixture f;
+  Tensor k3 = f.k.as_strided(Shape::of(2, 7, 128), Strides::contiguous(Shape::of(2, 7, 128)));
+  expect_call_error(f, f.q, k3, f.v, f.out, &f.lse, {}, ErrorCode::InvalidArgument, "k: must have rank 4");
+  Tensor lse4 = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 4, 5, 1)), 0);
+  expect_call_error(f, f.q, f.k, f.v, f.out, &lse4, {}, ErrorCode::InvalidArgument, "lse: must have rank 3");
+}
+
+TEST_CASE("bad input: dtypes") {
+  Fixture f;
+  Tensor kb = Tensor::empty(f.cpu, DType::BF16, f.k.shape());
+  expect_call_error(f, f.q, kb, f.v, f.out, &f.lse, {}, ErrorCode::DTypeMismatch, "k: dtype bf16");
+  Tensor vb = Tensor::empty(f.cpu, DType::F32, f.v.shape());
+  expect_call_error(f, f.q, f.k, vb, f.out, &f.lse, {}, ErrorCode::DTypeMismatch, "v: dtype f32");
+  Fixture g;
+  Tensor ob = Tensor::empty(g.cpu, DType::BF16, g.out.shape());
+  expect_error([&] { attention_forward(g.q, g.k, g.v, ob, &g.lse); }, ErrorCode::DTypeMismatch, "out: dtype bf16",
+               {&g.lse});
+  Tensor l16 = Fixture::filled(Tensor::empty(f.cpu, DType::F16, f.lse.shape()), 0x5A);
+  expect_error([&] { attention_forward(f.q, f.k, f.v, f.out, &l16); }, ErrorCode::DTypeMismatch,
+               "lse: dtype must be f32", {&f.out, &l16});
+}
+
+TEST_CASE("bad input: shapes") {
+  Fixture f;
+  Tensor k3b = Tensor::empty(f.cpu, DType::F16, Shape::of(3, 7, 2, 64));
+  expect_call_error(f, f.q, k3b, k3b, f.out, &f.lse, {}, ErrorCode::ShapeMismatch, "k: batch 3");
+  Tensor kd = Tensor::empty(f.cpu, DType::F16, Shape::of(2, 7, 2, 128));
+  expect_call_error(f, f.q, kd, kd, f.out, &f.lse, {}, ErrorCode::ShapeMismatch, "k: head_dim 128");
+  Tensor v8 = Tensor::empty(f.cpu, DType::F16, Shape::of(2, 8, 2, 64));
+  expect_call_error(f, f.q, f.k, v8, f.out, &f.lse, {}, ErrorCode::ShapeMismatch, "v: shape");
+  Tensor o6 = Tensor::empty(f.cpu, DType::F16, Shape::of(2, 6, 4, 64));
+  expect_error([&] { attention_forward(f.q, f.k, f.v, o6, &f.lse); }, ErrorCode::ShapeMismatch, "out: shape",
+               {&f.lse});
+  Tensor k3h = Tensor::empty(f.cpu, DType::F16, Shape::of(2, 7, 3, 64));
+  expect_call_error(f, f.q, k3h, k3h, f.out, &f.lse, {}, ErrorCode::ShapeMismatch, "must divide q's heads 4");
+  Tensor lbad = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 5, 4)), 0x5A);
+  expect_error([&] { attention_forward(f.q, f.k, f.v, f.out, &lbad); }, ErrorCode::ShapeMismatch, "lse: shape",
+               {&f.out, &lbad});
+}
+
+TEST_CASE("bad input: head_dim must be a multiple of 8 up to 256") {
+  for (std::int64_t d : {100, 264, 4}) {
+    Fixture f(DType::F16, 1, 3, 3, 2, 2, d);
+    expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, {}, ErrorCode::InvalidArgument,
+                      "head_dim: must be a multiple of 8");
+  }
+}
+
+TEST_CASE("bad input: strides") {
+  Fixture f;
+  // Head dim not contiguous: every other element of a [.., 128] row.
+  Tensor wide = Tensor::empty(f.cpu, DType::F16, Shape::of(2, 5, 4, 128));
+  Tensor qs = wide.as_strided(f.q.shape(), Strides{{5 * 4 * 128, 4 * 128, 128, 2}});
+  expect_call_error(f, qs, f.k, f.v, f.out, &f.lse, {}, ErrorCode::BadStride, "q: head_dim stride must be 1");
+  // An output whose heads overlap each other.
+  Tensor ob = Fixture::filled(Tensor::empty(f.cpu, DType::F16, f.out.shape()), 0x5A);
+  Tensor overlapping = ob.as_strided(f.out.shape(), Strides{{5 * 64, 64, 0, 1}});
+  expect_error([&] { attention_forward(f.q, f.k, f.v, overlapping, &f.lse); }, ErrorCode::BadStride,
+               "out: strides make elements overlap", {&ob, &f.lse});
+  // LSE must be contiguous.
+  Tensor lb = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 4, 10)), 0x5A);
+  Tensor ls = lb.as_strided(f.lse.shape(), Strides{{40, 10, 1}});
+  expect_error([&] { attention_forward(f.q, f.k, f.v, f.out, &ls); }, ErrorCode::BadStride, "lse: must be contiguous",
+               {&f.out, &lb});
+  // Negative strides are refused when the view is made.
+  expect_error([&] { (void)f.q.as_strided(f.q.shape(), Strides{{-1, 1, 1, 1}}); }, ErrorCode::BadStride,
+               "stride 0 must be >= 0");
+}
+
+TEST_CASE("bad input: aliasing") {
+  Fixture f;
+  expect_error([&] { attention_forward(f.q, f.k, f.v, f.q, &f.lse); }, ErrorCode::Aliasing, "out: overlaps q",
+               {&f.q, &f.lse});
+  // lse inside out's memory (two host views of one buffer).
+  std::vector<float> host(2 * 5 * 4 * 64);
+  Tensor o_host = Tensor::wrap_host(f.cpu, host.data(), DType::F16, f.out.shape(), Strides::contiguous(f.out.shape()));
+  Tensor l_host = Tensor::wrap_host(f.cpu, host.data(), DType::F32, Shape::of(2, 4, 5), Strides::contiguous(Shape::of(2, 4, 5)));
+  expect_error([&] { attention_forward(f.q, f.k, f.v, o_host, &l_host); }, ErrorCode::Aliasing, "lse: overlaps out",
+               {&o_host});
+}
+
+TEST_CASE("bad input: sizes beyond the kernels' index types") {
+  const Device cpu = Device::open(Backend::Cpu);
+  std::vector<std::uint16_t> small(64);
+  // seqlen beyond int32: a wrapped view that is never touched.
+  const Shape huge = Shape::of(1, std::int64_t{3} << 30, 1, 8);
+  Tensor qh = Tensor::wrap_host(cpu, small.data(), DType::F16, huge, Strides{{0, 0, 0, 1}});
+  Tensor oh = Fixture::filled(Tensor::empty(cpu, DType::F16, Shape::of(1, 1, 1, 8)), 0x5A);
+  Tensor ohv = oh.as_strided(huge, Strides{{0, 0, 0, 1}});
+  expect_error([&] { attention_forward(qh, qh, qh, ohv); }, ErrorCode::Overflow, "seqlen_q", {&oh});
+  // Addressing more elements than the device's kernels index: a stride past 2^62 elements.
+  Tensor qs = Tensor::wrap_host(cpu, small.data(), DType::F16, Shape::of(2, 1, 1, 8),
+                                Strides{{std::int64_t{1} << 62, 8, 8, 1}});
+  Tensor o2 = Fixture::filled(Tensor::empty(cpu, DType::F16, Shape::of(2, 1, 1, 8)), 0x5A);
+  expect_error([&] { attention_forward(qs, qs, qs, o2); }, ErrorCode::Overflow, "q: addresses", {&o2});
+}
+
+TEST_CASE("bad input: options") {
+  Fixture f;
+  Options bad_scale;
+  bad_scale.scale = std::numeric_limits<float>::quiet_NaN();
+  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, bad_scale, ErrorCode::InvalidArgument, "options.scale");
+  Options inf_scale;
+  inf_scale.scale = std::numeric_limits<float>::infinity();
+  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, inf_scale, ErrorCode::InvalidArgument, "options.scale");
+  int dummy = 0;
+  Options stream;
+  stream.cuda_stream = &dummy;
+  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, stream, ErrorCode::DeviceMismatch, "options.cuda_stream");
+  Options cmd;
+  cmd.vk_command_buffer = &dummy;
+  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, cmd, ErrorCode::DeviceMismatch, "options.vk_command_buffer");
+  Options both;
+  both.cuda_stream = &dummy;
+  both.vk_command_buffer = &dummy;
+  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, both, ErrorCode::InvalidArgument, "not both");
+  Options forced;
+  forced.path = Path::CudaSm90;
+  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, forced, ErrorCode::Unsupported, "options.path: cuda_sm90");
+}
+
+TEST_CASE("bad input: tensors on different devices") {
+  if (!Device::unavailable_reason(Backend::Vulkan).empty()) {
+    MESSAGE("not run: needs a second device (Vulkan: " << Device::unavailable_reason(Backend::Vulkan) << ")");
+  } else {
+    Fixture f;
+    const Device vk = Device::open(Backend::Vulkan);
+    Tensor kv = Tensor::empty(vk, DType::F16, f.k.shape());
+    expect_call_error(f, f.q, kv, f.v, f.out, &f.lse, {}, ErrorCode::DeviceMismatch, "k: is on device vulkan");
+  }
+}
+
+TEST_CASE("bad input: tensor construction and copies") {
+  const Device cpu = Device::open(Backend::Cpu);
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape::of(1, 0, 1, 8)); }, ErrorCode::InvalidArgument,
+               "dimension 1 must be >= 1");
+  Tensor t = Tensor::empty(cpu, DType::F16, Shape::of(1, 2, 1, 8));
+  std::vector<std::byte> img(t.extent_bytes() + 2);
+  expect_error([&] { t.upload(img.data(), img.size()); }, ErrorCode::InvalidArgument, "bytes: upload needs");
+  expect_error([&] { (void)t.as_strided(Shape::of(1, 3, 1, 8), Strides::contiguous(Shape::of(1, 3, 1, 8))); },
+               ErrorCode::InvalidArgument, "as_strided: the view needs");
+  int x = 0;
+  expect_error([&] { (void)Tensor::wrap_cuda(cpu, &x, DType::F16, Shape::of(1, 1, 1, 8), Strides{{8, 8, 8, 1}}); },
+               ErrorCode::DeviceMismatch, "Tensor::wrap_cuda: needs a cuda device");
+  expect_error([&] { (void)Tensor::wrap_vulkan(cpu, 1, 0, 64, DType::F16, Shape::of(1, 1, 1, 8), Strides{{8, 8, 8, 1}}); },
+               ErrorCode::DeviceMismatch, "Tensor::wrap_vulkan: needs a vulkan device");
+  expect_error([&] { (void)Device::open(Backend::Cpu, 5); }, ErrorCode::InvalidArgument, "device index: 5 out of range");
+  expect_error([&] { (void)parse_dtype("f8"); }, ErrorCode::InvalidArgument, "dtype: unknown value 'f8'");
+}

@@ -1,0 +1,240 @@
+// Test helpers: random inputs, poisoned outputs, the CPU oracle, error norms. Shared by the suites and the CLI.
+#pragma once
+
+#include "cases.hpp"
+
+#include <flashtile/flashtile.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace flashtile::testing {
+
+// Round a float through a dtype's storage format, and back.
+inline float round_to(DType dt, float x) {
+  if (dt == DType::F16) return f16_to_float(float_to_f16(x));
+  if (dt == DType::BF16) return bf16_to_float(float_to_bf16(x));
+  return x;
+}
+
+inline void put(std::byte* base, DType dt, std::int64_t index, float x) {
+  if (dt == DType::F32) {
+    std::memcpy(base + index * 4, &x, 4);
+  } else {
+    const std::uint16_t h = dt == DType::F16 ? float_to_f16(x) : float_to_bf16(x);
+    std::memcpy(base + index * 2, &h, 2);
+  }
+}
+
+inline float get(const std::byte* base, DType dt, std::int64_t index) {
+  if (dt == DType::F32) {
+    float f;
+    std::memcpy(&f, base + index * 4, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, base + index * 2, 2);
+  return dt == DType::F16 ? f16_to_float(h) : bf16_to_float(h);
+}
+
+// A tensor view on a device plus the base allocation it lives in, so tests can fill, poison and inspect the
+// whole allocation (padding included) with one upload/download.
+struct DevTensor {
+  Tensor base, view;
+  std::int64_t offset = 0;  // elements from base element 0 to view element 0
+
+  // Logical [d0, d1, d2, d3] contiguous values <-> strided positions in a host image of the base.
+  std::vector<std::byte> image() const {
+    std::vector<std::byte> img(base.extent_bytes());
+    base.download(img.data(), img.size());
+    return img;
+  }
+  template <class F>
+  void for_each(F&& f) const {  // f(logical index, element index in base)
+    const Shape& s = view.shape();
+    const Strides& st = view.strides();
+    std::int64_t li = 0;
+    std::array<std::int64_t, 4> d{1, 1, 1, 1};
+    for (int i = 0; i < s.rank; ++i) d[static_cast<std::size_t>(4 - s.rank + i)] = s[i];
+    std::array<std::int64_t, 4> t{0, 0, 0, 0};
+    for (int i = 0; i < s.rank; ++i) t[static_cast<std::size_t>(4 - s.rank + i)] = st[i];
+    for (std::int64_t a = 0; a < d[0]; ++a)
+      for (std::int64_t b = 0; b < d[1]; ++b)
+        for (std::int64_t c = 0; c < d[2]; ++c)
+          for (std::int64_t e = 0; e < d[3]; ++e) f(li++, offset + a * t[0] + b * t[1] + c * t[2] + e * t[3]);
+  }
+  std::vector<float> read() const {
+    const auto img = image();
+    std::vector<float> out(static_cast<std::size_t>(view.shape().numel()));
+    for_each([&](std::int64_t li, std::int64_t ei) { out[static_cast<std::size_t>(li)] = get(img.data(), view.dtype(), ei); });
+    return out;
+  }
+};
+
+inline DevTensor contiguous(const Device& dev, DType dt, const Shape& s) {
+  Tensor t = Tensor::empty(dev, dt, s);
+  return DevTensor{t, t, 0};
+}
+
+// Fills every byte of a base allocation with a NaN pattern (0xFF bytes are NaN in f16, bf16 and f32).
+inline void poison(const DevTensor& t) {
+  std::vector<std::byte> img(t.base.extent_bytes(), std::byte{0xFF});
+  Tensor b = t.base;
+  b.upload(img.data(), img.size());
+}
+
+struct Problem {
+  cases::Case c;
+  DevTensor q, k, v, out, lse;
+  std::vector<float> qv, kv, vv;  // logical contiguous values, already rounded to the dtype
+};
+
+// Builds a case's tensors on `dev` with fresh normal(0,1) inputs from `seed`; out and lse are poisoned.
+inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64_t seed) {
+  Problem p;
+  p.c = c;
+  const DType dt = c.dtype;
+  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
+  const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  if (c.packed_qkv) {
+    // One [B, S, 3H, D] buffer; q, k, v interleave per token. out has 8 padding elements after each head row.
+    const std::int64_t B = c.batch, S = c.seqlen_q, H = c.heads_q, D = c.head_dim;
+    Tensor qkv = Tensor::empty(dev, dt, Shape::of(B, S, 3 * H, D));
+    const Strides st{{S * 3 * H * D, 3 * H * D, D, 1}};
+    p.q = {qkv, qkv.as_strided(qs, st, 0), 0};
+    p.k = {qkv, qkv.as_strided(ks, st, H * D), H * D};
+    p.v = {qkv, qkv.as_strided(ks, st, 2 * H * D), 2 * H * D};
+    Tensor ob = Tensor::empty(dev, dt, Shape::of(B, S, H, D + 8));
+    p.out = {ob, ob.as_strided(qs, Strides{{S * H * (D + 8), H * (D + 8), D + 8, 1}}, 0), 0};
+  } else {
+    p.q = contiguous(dev, dt, qs);
+    p.k = contiguous(dev, dt, ks);
+    p.v = contiguous(dev, dt, ks);
+    p.out = contiguous(dev, dt, qs);
+  }
+  p.lse = contiguous(dev, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q));
+
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto fill = [&](DevTensor& t, std::vector<float>& values) {
+    values.resize(static_cast<std::size_t>(t.view.shape().numel()));
+    for (float& x : values) x = round_to(dt, normal(rng));
+  };
+  fill(p.q, p.qv);
+  fill(p.k, p.kv);
+  fill(p.v, p.vv);
+  // Write the three inputs into their base images (one image when packed), then upload.
+  std::vector<std::byte> img;
+  const Tensor* current = nullptr;
+  auto flush = [&] {
+    if (current) {
+      Tensor b = *current;
+      b.upload(img.data(), img.size());
+    }
+  };
+  for (auto [t, values] : {std::pair{&p.q, &p.qv}, {&p.k, &p.kv}, {&p.v, &p.vv}}) {
+    if (!current || current->storage() != t->base.storage()) {
+      flush();
+      current = &t->base;
+      img.assign(t->base.extent_bytes(), std::byte{0});
+    }
+    t->for_each([&](std::int64_t li, std::int64_t ei) { put(img.data(), dt, ei, (*values)[static_cast<std::size_t>(li)]); });
+  }
+  flush();
+  poison(p.out);
+  poison(p.lse);
+  return p;
+}
+
+// The oracle: the CPU reference on f32 copies of the same (rounded) inputs; output and LSE in f32.
+struct Reference {
+  std::vector<float> out, lse;
+};
+inline Reference reference(const Problem& p, float scale) {
+  const Device cpu = Device::open(Backend::Cpu);
+  const auto& c = p.c;
+  auto up = [&](const std::vector<float>& v, const Shape& s) {
+    Tensor t = Tensor::empty(cpu, DType::F32, s);
+    t.upload(v.data(), v.size() * 4);
+    return t;
+  };
+  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
+  const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  Tensor q = up(p.qv, qs), k = up(p.kv, ks), v = up(p.vv, ks);
+  Tensor o = Tensor::empty(cpu, DType::F32, qs);
+  Tensor l = Tensor::empty(cpu, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q));
+  Options opt;
+  opt.scale = scale;
+  opt.causal = c.causal;
+  attention_forward(q, k, v, o, &l, opt);
+  Reference r;
+  r.out.resize(static_cast<std::size_t>(qs.numel()));
+  r.lse.resize(static_cast<std::size_t>(l.shape().numel()));
+  o.download(r.out.data(), r.out.size() * 4);
+  l.download(r.lse.data(), r.lse.size() * 4);
+  return r;
+}
+
+inline double out_tolerance(DType dt) { return dt == DType::BF16 ? 1e-2 : dt == DType::F16 ? 2e-3 : 1e-5; }
+inline double lse_tolerance(DType dt) { return dt == DType::F32 ? 1e-5 : 1e-3; }
+
+struct Comparison {
+  double rel_error = 0;     // ||out - ref|| / ||ref||
+  double lse_error = 0;     // max |lse - ref| / max(1, |ref|) over rows with a visible key
+  std::int64_t nan_out = 0;     // NaN or inf in out
+  std::int64_t bad_masked = 0;  // rows with no visible key whose out != 0 or lse != -inf
+  std::int64_t padding_touched = 0;  // elements of out's allocation outside the view that were written
+};
+
+inline Comparison compare(const Problem& p, const Reference& ref, bool with_lse) {
+  Comparison cmp;
+  const std::vector<float> out = p.out.read();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i])) ++cmp.nan_out;
+    const double d = static_cast<double>(out[i]) - ref.out[i];
+    num += d * d;
+    den += static_cast<double>(ref.out[i]) * ref.out[i];
+  }
+  cmp.rel_error = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  if (cmp.nan_out) cmp.rel_error = std::numeric_limits<double>::infinity();
+  const std::int64_t D = p.c.head_dim;
+  if (with_lse) {
+    const std::vector<float> lse = p.lse.read();
+    for (std::size_t i = 0; i < lse.size(); ++i) {
+      if (std::isinf(ref.lse[i]) && ref.lse[i] < 0) {
+        if (!(std::isinf(lse[i]) && lse[i] < 0)) ++cmp.bad_masked;
+        continue;
+      }
+      const double e = std::abs(static_cast<double>(lse[i]) - ref.lse[i]) / std::max(1.0, std::abs(double(ref.lse[i])));
+      cmp.lse_error = std::isfinite(e) ? std::max(cmp.lse_error, e) : std::numeric_limits<double>::infinity();
+    }
+    // Fully masked rows must give exactly zero output. lse index (b, h, i) -> out rows (b, i, h, :).
+    const auto& c = p.c;
+    for (std::int64_t b = 0; b < c.batch; ++b)
+      for (std::int64_t h = 0; h < c.heads_q; ++h)
+        for (std::int64_t i = 0; i < c.seqlen_q; ++i) {
+          if (!std::isinf(ref.lse[static_cast<std::size_t>((b * c.heads_q + h) * c.seqlen_q + i)])) continue;
+          for (std::int64_t d = 0; d < D; ++d)
+            if (out[static_cast<std::size_t>(((b * c.seqlen_q + i) * c.heads_q + h) * D + d)] != 0.0f) {
+              ++cmp.bad_masked;
+              break;
+            }
+        }
+  }
+  // Padding outside the view keeps its poison (0xFF bytes).
+  if (p.out.base.storage() != p.out.view.storage() || p.out.base.extent_bytes() != p.out.view.extent_bytes()) {
+    const auto img = p.out.image();
+    std::vector<char> inside(img.size(), 0);
+    const std::size_t es = dtype_size(p.c.dtype);
+    p.out.for_each([&](std::int64_t, std::int64_t ei) { std::memset(&inside[static_cast<std::size_t>(ei) * es], 1, es); });
+    for (std::size_t i = 0; i < img.size(); ++i)
+      if (!inside[i] && img[i] != std::byte{0xFF}) ++cmp.padding_touched;
+  }
+  return cmp;
+}
+
+}  // namespace flashtile::testing
