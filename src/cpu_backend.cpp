@@ -50,9 +50,13 @@ const std::byte* ptr(const TensorArg& t) {
   return reinterpret_cast<const std::byte*>(t.buf.handle) + t.buf.offset;
 }
 
+// Scratch for one (batch, head): K and V of its kv head widened to double once, then every query row.
+struct HeadScratch {
+  std::vector<double> k, v, q, scores, acc;
+};
+
 // One (batch, head): every query row, exact softmax over the keys it may see.
-void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, std::vector<double>& scores,
-                    std::vector<double>& acc) {
+void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScratch& s) {
   const std::int64_t D = a.head_dim, Sq = a.seqlen_q, Sk = a.seqlen_k;
   const std::int64_t hk = h / (a.heads_q / a.heads_kv);
   const std::byte *q = ptr(a.q), *k = ptr(a.k), *v = ptr(a.v);
@@ -61,28 +65,34 @@ void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, std::vect
   const auto& ks = a.k.strides;
   const auto& vs = a.v.strides;
   const auto& os = a.o.strides;
+  const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  for (std::int64_t j = 0; j < Sk; ++j)
+    for (std::int64_t d = 0; d < D; ++d) {
+      s.k[at(j * D + d)] = load(k, a.k.dtype, b * ks[0] + j * ks[1] + hk * ks[2] + d);
+      s.v[at(j * D + d)] = load(v, a.v.dtype, b * vs[0] + j * vs[1] + hk * vs[2] + d);
+    }
   for (std::int64_t i = 0; i < Sq; ++i) {
     // Causal, bottom-right aligned: row i sees keys j <= i + Sk - Sq.
     const std::int64_t visible = a.causal ? std::clamp<std::int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
-    const std::int64_t qrow = b * qs[0] + i * qs[1] + h * qs[2];
-    const std::int64_t orow = b * os[0] + i * os[1] + h * os[2];
+    for (std::int64_t d = 0; d < D; ++d) s.q[at(d)] = load(q, a.q.dtype, b * qs[0] + i * qs[1] + h * qs[2] + d);
     double m = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < visible; ++j) {
-      const std::int64_t krow = b * ks[0] + j * ks[1] + hk * ks[2];
+      const double* kr = &s.k[at(j * D)];
       double dot = 0;
-      for (std::int64_t d = 0; d < D; ++d) dot += load(q, a.q.dtype, qrow + d) * load(k, a.k.dtype, krow + d);
-      scores[static_cast<std::size_t>(j)] = dot * static_cast<double>(a.scale);
-      m = std::max(m, scores[static_cast<std::size_t>(j)]);
+      for (std::int64_t d = 0; d < D; ++d) dot += s.q[at(d)] * kr[d];
+      s.scores[at(j)] = dot * static_cast<double>(a.scale);
+      m = std::max(m, s.scores[at(j)]);
     }
-    std::fill(acc.begin(), acc.end(), 0.0);
+    std::fill(s.acc.begin(), s.acc.end(), 0.0);
     double l = 0;
     for (std::int64_t j = 0; j < visible; ++j) {
-      const double p = std::exp(scores[static_cast<std::size_t>(j)] - m);
+      const double p = std::exp(s.scores[at(j)] - m);
       l += p;
-      const std::int64_t vrow = b * vs[0] + j * vs[1] + hk * vs[2];
-      for (std::int64_t d = 0; d < D; ++d) acc[static_cast<std::size_t>(d)] += p * load(v, a.v.dtype, vrow + d);
+      const double* vr = &s.v[at(j * D)];
+      for (std::int64_t d = 0; d < D; ++d) s.acc[at(d)] += p * vr[d];
     }
-    for (std::int64_t d = 0; d < D; ++d) store(o, a.o.dtype, orow + d, visible ? acc[static_cast<std::size_t>(d)] / l : 0.0);
+    const std::int64_t orow = b * os[0] + i * os[1] + h * os[2];
+    for (std::int64_t d = 0; d < D; ++d) store(o, a.o.dtype, orow + d, visible ? s.acc[at(d)] / l : 0.0);
     if (a.has_lse) {
       auto* lse = reinterpret_cast<float*>(const_cast<std::byte*>(ptr(a.lse)));
       lse[(b * a.heads_q + h) * Sq + i] =
@@ -97,8 +107,13 @@ void reference_attention(const AttnArgs& a) {
   const auto nthreads = static_cast<unsigned>(std::min<std::int64_t>(pairs, hw));
   std::atomic<std::int64_t> next{0};
   auto worker = [&] {
-    std::vector<double> scores(static_cast<std::size_t>(a.seqlen_k)), acc(static_cast<std::size_t>(a.head_dim));
-    for (std::int64_t p; (p = next.fetch_add(1)) < pairs;) reference_head(a, p / a.heads_q, p % a.heads_q, scores, acc);
+    HeadScratch s;
+    s.k.resize(static_cast<std::size_t>(a.seqlen_k * a.head_dim));
+    s.v.resize(s.k.size());
+    s.q.resize(static_cast<std::size_t>(a.head_dim));
+    s.acc.resize(s.q.size());
+    s.scores.resize(static_cast<std::size_t>(a.seqlen_k));
+    for (std::int64_t p; (p = next.fetch_add(1)) < pairs;) reference_head(a, p / a.heads_q, p % a.heads_q, s);
   };
   std::vector<std::thread> threads;
   for (unsigned t = 1; t < nthreads; ++t) threads.emplace_back(worker);

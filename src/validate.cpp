@@ -154,13 +154,6 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
   if (lse && lse->strides().dims != Strides::contiguous(lse->shape()).dims)
     fail(ErrorCode::BadStride, "lse: must be contiguous [batch, heads, seqlen_q]");
 
-  // Aliasing: outputs may not overlap inputs or each other.
-  for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}})
-    if (overlaps(out, *t)) fail(ErrorCode::Aliasing, std::string("out: overlaps ") + name + "'s memory");
-  if (lse)
-    for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
-      if (overlaps(*lse, *t)) fail(ErrorCode::Aliasing, std::string("lse: overlaps ") + name + "'s memory");
-
   // Index ranges of this device's kernels.
   const std::uint64_t max_index = dev->max_index_elements();
   for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}, {lse, "lse"}}) {
@@ -172,6 +165,13 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
                                     std::string(to_string(backend)) + " kernels index at most " +
                                     std::to_string(max_index));
   }
+
+  // Aliasing: outputs may not overlap inputs or each other.
+  for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}})
+    if (overlaps(out, *t)) fail(ErrorCode::Aliasing, std::string("out: overlaps ") + name + "'s memory");
+  if (lse)
+    for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
+      if (overlaps(*lse, *t)) fail(ErrorCode::Aliasing, std::string("lse: overlaps ") + name + "'s memory");
 
   float scale = options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
   if (!std::isfinite(scale)) fail(ErrorCode::InvalidArgument, "options.scale: must be finite, got " + std::to_string(scale));

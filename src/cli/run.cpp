@@ -262,7 +262,7 @@ int cmd_run(int argc, char** argv) {
     std::printf("problem  batch %lld, seq %lld x %lld, heads %lld/%lld, dim %lld, %s%s\n", (long long)p.B,
                 (long long)p.Sq, (long long)p.Sk, (long long)p.Hq, (long long)p.Hkv, (long long)p.D,
                 std::string(to_string(p.dtype)).c_str(), p.causal ? ", causal" : "");
-    std::printf("time     %.3f ms (median of %d, host clock around synchronous calls)  %.3f TFLOP/s\n", median, iters,
+    std::printf("time     %.3f ms (median of %d, host clock around synchronous calls)  %.4g TFLOP/s\n", median, iters,
                 tflops);
     if (args.has("check"))
       std::printf("check    %d sampled rows vs double reference: max rel error %.2e (tolerance %.0e) %s\n", checked,

@@ -1,0 +1,314 @@
+/* The C API from C99: attention on the CPU device against a naive double reference, strided host views, bf16, and
+ * error paths (the right code, a message naming the argument, and an output left untouched). */
+#include <flashtile/flashtile.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_failures = 0;
+
+#define CHECK(cond, ...)                                         \
+  do {                                                           \
+    if (!(cond)) {                                               \
+      ++g_failures;                                              \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                              \
+      fprintf(stderr, "\n");                                     \
+    }                                                            \
+  } while (0)
+
+#define CHECK_OK(expr)                                                                        \
+  do {                                                                                        \
+    ft_status s_ = (expr);                                                                    \
+    if (s_ != FT_OK) {                                                                        \
+      ++g_failures;                                                                           \
+      fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #expr, ft_status_name(s_), \
+              ft_last_error());                                                               \
+      return;                                                                                 \
+    }                                                                                         \
+  } while (0)
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static float rand_uniform(void) { /* xorshift64*, in [-1, 1) */
+  g_rng ^= g_rng >> 12;
+  g_rng ^= g_rng << 25;
+  g_rng ^= g_rng >> 27;
+  return (float)((double)((g_rng * 2685821657736338717ull) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static uint16_t to_bf16(float f) { /* round to nearest even; inputs here are finite */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+static float from_bf16(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+typedef struct {
+  int64_t B, Sq, Sk, Hq, Hkv, D;
+  int causal;
+} Case;
+
+/* Element (b, s, h, d) of a [B, S, H, D] tensor with the given element strides. */
+static size_t at(const int64_t* st, int64_t b, int64_t s, int64_t h, int64_t d) {
+  return (size_t)(b * st[0] + s * st[1] + h * st[2] + d * st[3]);
+}
+
+/* Naive attention in double. q/k/v are float copies addressed with their strides; out/lse contiguous. */
+static void reference(const Case* c, double scale, const float* q, const int64_t* qs, const float* k,
+                      const int64_t* ks, const float* v, const int64_t* vs, double* out, double* lse) {
+  double* p = (double*)malloc(sizeof(double) * (size_t)c->Sk);
+  int64_t group = c->Hq / c->Hkv;
+  for (int64_t b = 0; b < c->B; ++b)
+    for (int64_t h = 0; h < c->Hq; ++h)
+      for (int64_t i = 0; i < c->Sq; ++i) {
+        int64_t hk = h / group, last = c->causal ? i + c->Sk - c->Sq : c->Sk - 1;
+        double m = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < c->Sk; ++j) {
+          if (j > last) break;
+          double dot = 0.0;
+          for (int64_t d = 0; d < c->D; ++d) dot += (double)q[at(qs, b, i, h, d)] * (double)k[at(ks, b, j, hk, d)];
+          p[j] = dot * scale;
+          if (p[j] > m) m = p[j];
+        }
+        double* o = out + ((b * c->Sq + i) * c->Hq + h) * c->D;
+        for (int64_t d = 0; d < c->D; ++d) o[d] = 0.0;
+        if (last < 0) {
+          lse[(b * c->Hq + h) * c->Sq + i] = -INFINITY;
+          continue;
+        }
+        for (int64_t j = 0; j <= last && j < c->Sk; ++j) {
+          double e = exp(p[j] - m);
+          sum += e;
+          for (int64_t d = 0; d < c->D; ++d) o[d] += e * (double)v[at(vs, b, j, hk, d)];
+        }
+        for (int64_t d = 0; d < c->D; ++d) o[d] /= sum;
+        lse[(b * c->Hq + h) * c->Sq + i] = m + log(sum);
+      }
+  free(p);
+}
+
+static double rel_error(const double* ref, const float* got, size_t n) {
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    if (isnan(got[i])) return INFINITY;
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+static double lse_error(const double* ref, const float* got, size_t n) {
+  double worst = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    if (isinf(ref[i])) {
+      if (!(isinf(got[i]) && got[i] < 0)) return INFINITY;
+      continue;
+    }
+    if (isnan(got[i])) return INFINITY;
+    double e = fabs(got[i] - ref[i]) / (1.0 + fabs(ref[i]));
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+static int find_cpu(ft_device** dev) {
+  if (ft_device_open(FT_BACKEND_CPU, 0, dev) != FT_OK) {
+    fprintf(stderr, "cannot open the CPU device: %s\n", ft_last_error());
+    return 0;
+  }
+  return 1;
+}
+
+/* f32 (wrapped host memory with padded, non-contiguous strides for q) or bf16 (owned tensors, upload/download). */
+static void run_case(ft_device* dev, const Case* c, int dtype) {
+  int64_t qshape[4] = {c->B, c->Sq, c->Hq, c->D}, kshape[4] = {c->B, c->Sk, c->Hkv, c->D};
+  int64_t lshape[3] = {c->B, c->Hq, c->Sq};
+  /* q lives inside a buffer with 3 spare heads per row: strides [Sq*(Hq+3)*D, (Hq+3)*D, D, 1]. */
+  int64_t qs[4] = {c->Sq * (c->Hq + 3) * c->D, (c->Hq + 3) * c->D, c->D, 1};
+  int64_t ks[4] = {c->Sk * c->Hkv * c->D, c->Hkv * c->D, c->D, 1};
+  int64_t os[4] = {c->Sq * c->Hq * c->D, c->Hq * c->D, c->D, 1};
+  size_t nq = (size_t)(c->B * qs[0]), nk = (size_t)(c->B * ks[0]), no = (size_t)(c->B * os[0]);
+  size_t nl = (size_t)(c->B * c->Hq * c->Sq);
+  float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *out = malloc(no * 4), *lse = malloc(nl * 4);
+  double *ref = malloc(no * sizeof(double)), *ref_lse = malloc(nl * sizeof(double));
+  uint16_t *q16 = malloc(nq * 2), *k16 = malloc(nk * 2), *v16 = malloc(nk * 2), *o16 = malloc(no * 2);
+  ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL, *tl = NULL;
+  ft_options opt = ft_options_default();
+  ft_result res;
+  double scale = 1.0 / sqrt((double)c->D), err, lerr, tol = dtype == FT_DTYPE_F32 ? 1e-5 : 1e-2;
+  size_t i;
+
+  for (i = 0; i < nq; ++i) q[i] = rand_uniform();
+  for (i = 0; i < nk; ++i) k[i] = rand_uniform();
+  for (i = 0; i < nk; ++i) v[i] = rand_uniform();
+  for (i = 0; i < no; ++i) out[i] = NAN; /* poisoned: every element must be written */
+  for (i = 0; i < nl; ++i) lse[i] = NAN;
+  if (dtype == FT_DTYPE_BF16) { /* the reference sees the rounded inputs */
+    for (i = 0; i < nq; ++i) q[i] = from_bf16(q16[i] = to_bf16(q[i]));
+    for (i = 0; i < nk; ++i) k[i] = from_bf16(k16[i] = to_bf16(k[i]));
+    for (i = 0; i < nk; ++i) v[i] = from_bf16(v16[i] = to_bf16(v[i]));
+    for (i = 0; i < no; ++i) o16[i] = 0x7FC1; /* NaN */
+  }
+  reference(c, scale, q, qs, k, ks, v, ks, ref, ref_lse);
+  opt.causal = c->causal;
+
+  if (dtype == FT_DTYPE_F32) {
+    CHECK_OK(ft_tensor_wrap_host(dev, q, dtype, 4, qshape, qs, &tq));
+    CHECK_OK(ft_tensor_wrap_host(dev, k, dtype, 4, kshape, NULL, &tk));
+    CHECK_OK(ft_tensor_wrap_host(dev, v, dtype, 4, kshape, ks, &tv));
+    CHECK_OK(ft_tensor_wrap_host(dev, out, dtype, 4, qshape, NULL, &to));
+    CHECK_OK(ft_tensor_wrap_host(dev, lse, FT_DTYPE_F32, 3, lshape, NULL, &tl));
+  } else {
+    size_t bytes = 0;
+    CHECK_OK(ft_tensor_create(dev, dtype, 4, qshape, &tq));
+    CHECK_OK(ft_tensor_extent_bytes(tq, &bytes));
+    CHECK(bytes == (size_t)(c->B * c->Sq * c->Hq * c->D) * 2, "extent_bytes %zu", bytes);
+    ft_tensor_destroy(tq); /* owned tensors are contiguous: q goes in as a wrapped view instead */
+    CHECK_OK(ft_tensor_wrap_host(dev, q16, dtype, 4, qshape, qs, &tq));
+    CHECK_OK(ft_tensor_create(dev, dtype, 4, kshape, &tk));
+    CHECK_OK(ft_tensor_create(dev, dtype, 4, kshape, &tv));
+    CHECK_OK(ft_tensor_create(dev, dtype, 4, qshape, &to));
+    CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 3, lshape, &tl));
+    CHECK_OK(ft_tensor_upload(tk, k16, nk * 2));
+    CHECK_OK(ft_tensor_upload(tv, v16, nk * 2));
+    CHECK_OK(ft_tensor_upload(to, o16, no * 2));
+    CHECK_OK(ft_tensor_upload(tl, lse, nl * 4));
+  }
+
+  CHECK_OK(ft_attention_forward(tq, tk, tv, to, tl, &opt, &res));
+  CHECK(strcmp(ft_last_error(), "") == 0, "last error after success: %s", ft_last_error());
+  CHECK(res.backend == FT_BACKEND_CPU && res.path == FT_PATH_CPU_REFERENCE, "backend %d path %d", res.backend,
+        res.path);
+  CHECK(strcmp(res.path_name, ft_path_name(FT_PATH_CPU_REFERENCE)) == 0, "path name %s", res.path_name);
+  if (dtype == FT_DTYPE_BF16) {
+    CHECK_OK(ft_tensor_download(to, o16, no * 2));
+    CHECK_OK(ft_tensor_download(tl, lse, nl * 4));
+    for (i = 0; i < no; ++i) out[i] = from_bf16(o16[i]);
+  }
+  err = rel_error(ref, out, no);
+  lerr = lse_error(ref_lse, lse, nl);
+  printf("%-5s B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld causal=%d: rel err %.3g, lse err %.3g (kernel %s)\n",
+         ft_dtype_name(dtype), (long long)c->B, (long long)c->Sq, (long long)c->Sk, (long long)c->Hq,
+         (long long)c->Hkv, (long long)c->D, c->causal, err, lerr, res.kernel);
+  CHECK(err <= tol, "output rel error %g > %g", err, tol);
+  CHECK(lerr <= 1e-4, "lse error %g", lerr);
+
+  ft_tensor_destroy(tq);
+  ft_tensor_destroy(tk);
+  ft_tensor_destroy(tv);
+  ft_tensor_destroy(to);
+  ft_tensor_destroy(tl);
+  free(q), free(k), free(v), free(out), free(lse), free(ref), free(ref_lse);
+  free(q16), free(k16), free(v16), free(o16);
+}
+
+/* Bad calls: the right code, a message naming the argument, and nothing written. */
+static void error_paths(ft_device* dev) {
+  enum { B = 1, S = 8, H = 2, D = 100 };
+  int64_t shape[4] = {B, S, H, D}, good[4] = {B, S, H, 64}, odd_heads[4] = {B, S, 3, 64};
+  static float q[B * S * H * D], k[B * S * H * D], v[B * S * H * D], out[B * S * H * D];
+  ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL, *tk3 = NULL;
+  ft_status s;
+  size_t i;
+  int unchanged = 1, parsed = -1;
+
+  for (i = 0; i < B * S * H * D; ++i) q[i] = k[i] = v[i] = rand_uniform();
+  memset(out, 0xAB, sizeof(out));
+
+  /* head_dim 100 is rejected before any work. */
+  CHECK_OK(ft_tensor_wrap_host(dev, q, FT_DTYPE_F32, 4, shape, NULL, &tq));
+  CHECK_OK(ft_tensor_wrap_host(dev, k, FT_DTYPE_F32, 4, shape, NULL, &tk));
+  CHECK_OK(ft_tensor_wrap_host(dev, v, FT_DTYPE_F32, 4, shape, NULL, &tv));
+  CHECK_OK(ft_tensor_wrap_host(dev, out, FT_DTYPE_F32, 4, shape, NULL, &to));
+  s = ft_attention_forward(tq, tk, tv, to, NULL, NULL, NULL);
+  printf("head_dim 100 -> %s: %s\n", ft_status_name(s), ft_last_error());
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT, "status %s", ft_status_name(s));
+  CHECK(strstr(ft_last_error(), "head_dim") != NULL, "message: %s", ft_last_error());
+  for (i = 0; i < sizeof(out); ++i) unchanged &= ((unsigned char*)out)[i] == 0xAB;
+  CHECK(unchanged, "a rejected call wrote to out");
+  ft_tensor_destroy(tq), ft_tensor_destroy(tk), ft_tensor_destroy(tv), ft_tensor_destroy(to);
+
+  /* Hq not a multiple of Hkv. */
+  CHECK_OK(ft_tensor_wrap_host(dev, q, FT_DTYPE_F32, 4, odd_heads, NULL, &tq));
+  CHECK_OK(ft_tensor_wrap_host(dev, k, FT_DTYPE_F32, 4, good, NULL, &tk3));
+  CHECK_OK(ft_tensor_wrap_host(dev, out, FT_DTYPE_F32, 4, odd_heads, NULL, &to));
+  s = ft_attention_forward(tq, tk3, tk3, to, NULL, NULL, NULL);
+  printf("Hq 3, Hkv 2 -> %s: %s\n", ft_status_name(s), ft_last_error());
+  CHECK(s != FT_OK && ft_last_error()[0] != '\0', "status %s", ft_status_name(s));
+  unchanged = 1;
+  for (i = 0; i < sizeof(out); ++i) unchanged &= ((unsigned char*)out)[i] == 0xAB;
+  CHECK(unchanged, "a rejected call wrote to out");
+
+  /* NULL arguments, a bad rank, a bad enum, a bad forced path: no crash, a code and a message. */
+  s = ft_attention_forward(NULL, tk3, tk3, to, NULL, NULL, NULL);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "q") != NULL, "NULL q: %s", ft_last_error());
+  s = ft_tensor_create(dev, FT_DTYPE_F32, 2, good, &tq);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "rank") != NULL, "rank 2: %s", ft_last_error());
+  s = ft_tensor_create(dev, 7, 4, good, &tq);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "dtype") != NULL, "dtype 7: %s", ft_last_error());
+  s = ft_parse_path("no_such_path", &parsed);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && ft_last_error()[0] != '\0', "parse_path: %s", ft_last_error());
+  CHECK_OK(ft_parse_path(ft_path_name(FT_PATH_CPU_REFERENCE), &parsed));
+  CHECK(parsed == FT_PATH_CPU_REFERENCE, "parsed %d", parsed);
+  ft_tensor_destroy(tq), ft_tensor_destroy(tk3), ft_tensor_destroy(to);
+  CHECK(ft_device_open(FT_BACKEND_CPU, 99, NULL) == FT_ERROR_INVALID_ARGUMENT, "NULL out");
+}
+
+static void devices(void) {
+  int n = 0, i, j, has_cpu = 0;
+  char why[256];
+  CHECK_OK(ft_device_count(&n));
+  CHECK(n >= 1, "no devices");
+  for (i = 0; i < n; ++i) {
+    ft_device_info info;
+    CHECK_OK(ft_device_list_info(i, &info));
+    printf("device %d: %s #%d \"%s\"%s, paths:", i, ft_backend_name(info.backend), info.index, info.name,
+           info.software ? " (software)" : "");
+    for (j = 0; j < info.num_paths; ++j) printf(" %s", ft_path_name(info.paths[j]));
+    printf("\n");
+    has_cpu |= info.backend == FT_BACKEND_CPU;
+  }
+  CHECK(has_cpu, "the CPU device is not listed");
+  CHECK(ft_device_list_info(n, NULL) == FT_ERROR_INVALID_ARGUMENT, "NULL info");
+  for (i = FT_BACKEND_CPU; i <= FT_BACKEND_VULKAN; ++i) {
+    CHECK_OK(ft_backend_unavailable_reason(i, why, sizeof(why)));
+    printf("%s: %s\n", ft_backend_name(i), why[0] ? why : "available");
+  }
+}
+
+int main(void) {
+  ft_device* dev = NULL;
+  const Case cases[] = {
+      {2, 37, 53, 4, 2, 64, 0}, {2, 37, 53, 4, 2, 64, 1}, /* GQA, Sq != Sk */
+      {1, 64, 17, 2, 2, 32, 1},                           /* causal with Sq > Sk: rows that see no key */
+      {1, 1, 257, 4, 1, 128, 0},                          /* MQA, one query row */
+  };
+  size_t i;
+  printf("flashtile %s\n", ft_version());
+  CHECK(ft_version()[0] != '\0', "empty version");
+  devices();
+  if (!find_cpu(&dev)) return 1;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    run_case(dev, &cases[i], FT_DTYPE_F32);
+    run_case(dev, &cases[i], FT_DTYPE_BF16);
+  }
+  error_paths(dev);
+  ft_device_destroy(dev);
+  ft_device_destroy(NULL);
+  ft_tensor_destroy(NULL);
+  if (g_failures) {
+    fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  printf("all C API checks passed\n");
+  return 0;
+}

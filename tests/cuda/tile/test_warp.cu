@@ -1,0 +1,126 @@
+// Warp-level tile ops: cp.async into swizzled shared tiles, ldmatrix (row and transposed), mma.sync A·Bᵀ and A·B,
+// row reductions, exp2, stores with a row limit. Runs on any sm_80+ device.
+#include <doctest/doctest.h>
+
+#include "util.cuh"
+
+namespace tl = flashtile::tile;
+using fttest::dev_buf;
+
+namespace {
+
+// a: 16x64 (only `valid` rows loaded; the rest zero-filled), b: 64x64 (N x K), v: 64x64 (K x N). All row-major.
+template <typename T>
+__global__ void k_mma(const T* a, const T* b, const T* v, int valid, float* abt, float* ab, T* ab16) {
+  __shared__ tl::st<T, 16, 64> sa;
+  __shared__ tl::st<T, 64, 64> sb, sv;
+  const int lane = tl::lane_id();
+  tl::load_async<32>(sa, a, 64, valid, lane);
+  tl::load_async<32>(sb, b, 64, 64, lane);
+  tl::load_async<32>(sv, v, 64, 64, lane);
+  tl::cp_async_commit();
+  tl::cp_async_wait<0>();
+  __syncwarp();
+  tl::rt<T, 16, 64> ra;
+  tl::rt<T, 64, 64> rb;
+  tl::rt<T, 64, 64, tl::layout::col> rv;
+  tl::load(ra, sa, 0, 0);
+  tl::load(rb, sb, 0, 0);
+  tl::load(rv, sv, 0, 0);
+  tl::rt_fl<16, 64> c, d;
+  tl::zero(c);
+  tl::mma_ABt(c, ra, rb, c);
+  tl::store(abt, 64, c, 16);
+  tl::zero(d);
+  tl::mma_AB(d, ra, rv, d);
+  tl::store(ab, 64, d, 16);
+  tl::store(ab16, 64, d, 13);  // rows 13..15 must stay untouched
+}
+
+template <typename T>
+void run_mma() {
+  std::mt19937 rng(1234);
+  std::vector<T> ha, hb, hv;
+  std::vector<float> fa, fb, fv;
+  fttest::random16(ha, fa, 16 * 64, rng);
+  fttest::random16(hb, fb, 64 * 64, rng);
+  fttest::random16(hv, fv, 64 * 64, rng);
+  const int valid = 11;
+  dev_buf<T> da(ha.size()), db(hb.size()), dv(hv.size()), d16(16 * 64);
+  dev_buf<float> dabt(16 * 64), dab(16 * 64);
+  da.upload(ha), db.upload(hb), dv.upload(hv);
+  FT_CUDA(cudaMemset(d16.p, 0xFF, 16 * 64 * sizeof(T)));
+  k_mma<T><<<1, 32>>>(da.p, db.p, dv.p, valid, dabt.p, dab.p, d16.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto abt = dabt.download(), ab = dab.download();
+  const auto ab16 = d16.download();
+  std::vector<double> got_abt, ref_abt, got_ab, ref_ab;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 64; ++j) {
+      double s1 = 0, s2 = 0;
+      for (int k = 0; k < 64; ++k) {
+        const double x = i < valid ? fa[i * 64 + k] : 0.0;
+        s1 += x * fb[j * 64 + k];
+        s2 += x * fv[k * 64 + j];
+      }
+      got_abt.push_back(abt[i * 64 + j]), ref_abt.push_back(s1);
+      got_ab.push_back(ab[i * 64 + j]), ref_ab.push_back(s2);
+      if (i < 13) {
+        CHECK(std::fabs(fttest::from16(ab16[i * 64 + j]) - s2) <= 0.02 * (1 + std::fabs(s2)));
+      } else {
+        CHECK(std::isnan(fttest::from16(ab16[i * 64 + j])));
+      }
+    }
+  CHECK(fttest::rel_err(got_abt, ref_abt) < 1e-5);
+  CHECK(fttest::rel_err(got_ab, ref_ab) < 1e-5);
+}
+
+// Row reductions and row-broadcast ops on a 32x64 float tile.
+__global__ void k_rows(const float* x, float* mx, float* sm, float* e) {
+  tl::rt_fl<32, 64> t, u;
+  fttest::rt_from_global(t, x, 64);
+  tl::rv_fl_rows<32> m, s, init;
+  tl::row_max(m, t);
+  tl::exp2_sub_row(u, t, m);
+  tl::fill(init, 1.0f);
+  tl::row_sum(s, u, init);  // 1 + sum
+  tl::store(e, 64, u, 32);
+  const int lane = tl::lane_id();
+  if ((lane & 3) == 0)
+    for (int i = 0; i < 2; ++i)
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * i + (lane >> 2) + 8 * h;
+        mx[r] = m.v[i][h];
+        sm[r] = s.v[i][h];
+      }
+}
+
+}  // namespace
+
+TEST_CASE("warp mma.sync, ldmatrix, cp.async zero-fill, bf16") { run_mma<tl::bf16>(); }
+TEST_CASE("warp mma.sync, ldmatrix, cp.async zero-fill, f16") { run_mma<tl::half>(); }
+
+TEST_CASE("warp row max / exp2 / row sum") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  std::vector<float> hx(32 * 64);
+  for (auto& x : hx) x = u(rng);
+  dev_buf<float> dx(hx.size()), dm(32), ds(32), de(hx.size());
+  dx.upload(hx);
+  k_rows<<<1, 32>>>(dx.p, dm.p, ds.p, de.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto m = dm.download(), s = ds.download(), e = de.download();
+  for (int r = 0; r < 32; ++r) {
+    double mx = -1e30, sum = 1.0;
+    for (int c = 0; c < 64; ++c) mx = std::max(mx, double(hx[r * 64 + c]));
+    for (int c = 0; c < 64; ++c) {
+      const double ex = std::exp2(hx[r * 64 + c] - mx);
+      sum += ex;
+      CHECK(std::fabs(e[r * 64 + c] - ex) <= 1e-5 * (1 + ex));
+    }
+    CHECK(m[r] == doctest::Approx(mx));
+    CHECK(s[r] == doctest::Approx(sum).epsilon(1e-5));
+  }
+}

@@ -1,0 +1,347 @@
+"""Tests of the ctypes binding. Standard library only (numpy and torch tests skip when those are absent).
+
+Run from the repository root: FLASHTILE_LIBRARY=build/libflashtile.so python3 -m unittest discover -s tests/python
+"""
+
+import array
+import math
+import os
+import random
+import struct
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+import flashtile  # noqa: E402
+
+TOL = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2}
+
+
+def _has(module):
+    try:
+        __import__(module)
+        return True
+    except Exception:
+        return False
+
+
+def _torch_cuda():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def reference(q, k, v, shape_q, shape_k, causal, scale=None):
+    """Naive attention in double on flat C-ordered lists. Returns (out flat, lse flat [B, Hq, Sq])."""
+    B, Sq, Hq, D = shape_q
+    _, Sk, Hkv, _ = shape_k
+    scale = 1.0 / math.sqrt(D) if scale is None else scale
+    group = Hq // Hkv
+    out = [0.0] * (B * Sq * Hq * D)
+    lse = [0.0] * (B * Hq * Sq)
+    for b in range(B):
+        for h in range(Hq):
+            hk = h // group
+            for i in range(Sq):
+                last = i + Sk - Sq if causal else Sk - 1
+                qo = ((b * Sq + i) * Hq + h) * D
+                if last < 0:
+                    lse[(b * Hq + h) * Sq + i] = -math.inf
+                    continue
+                scores = []
+                for j in range(min(last, Sk - 1) + 1):
+                    ko = ((b * Sk + j) * Hkv + hk) * D
+                    scores.append(scale * sum(q[qo + d] * k[ko + d] for d in range(D)))
+                m = max(scores)
+                w = [math.exp(s - m) for s in scores]
+                total = sum(w)
+                for d in range(D):
+                    acc = 0.0
+                    for j, wj in enumerate(w):
+                        acc += wj * v[((b * Sk + j) * Hkv + hk) * D + d]
+                    out[qo + d] = acc / total
+                lse[(b * Hq + h) * Sq + i] = m + math.log(total)
+    return out, lse
+
+
+def rel_error(ref, got):
+    num = den = 0.0
+    for r, g in zip(ref, got):
+        if math.isnan(g):
+            return math.inf
+        num += (g - r) ** 2
+        den += r * r
+    return math.sqrt(num / den) if den else math.sqrt(num)
+
+
+def lse_error(ref, got):
+    worst = 0.0
+    for r, g in zip(ref, got):
+        if math.isinf(r):
+            if not (math.isinf(g) and g < 0):
+                return math.inf
+            continue
+        if math.isnan(g):
+            return math.inf
+        worst = max(worst, abs(g - r) / (1.0 + abs(r)))
+    return worst
+
+
+def random_values(n, rng):
+    return [rng.uniform(-1.0, 1.0) for _ in range(n)]
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class LibraryTest(unittest.TestCase):
+    def test_version_and_devices(self):
+        self.assertRegex(flashtile.version(), r"^\d+\.\d+\.\d+")
+        devs = flashtile.devices()
+        self.assertIn("cpu", [d.backend for d in devs])
+        cpu = [d for d in devs if d.backend == "cpu"][0]
+        self.assertIn("cpu_reference", cpu.paths)
+        self.assertEqual(flashtile.unavailable_reason("cpu"), "")
+        for b in ("cuda", "vulkan"):
+            reason = flashtile.unavailable_reason(b)
+            has = any(d.backend == b for d in devs)
+            self.assertEqual(reason == "", has, "%s: reason %r, has device %s" % (b, reason, has))
+        self.assertTrue(os.path.exists(flashtile.library_path()))
+
+    def test_device_open_errors(self):
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.Device("no_such_backend")
+        with self.assertRaises(flashtile.Error) as ctx:
+            flashtile.Device("cpu", 7)
+        self.assertNotEqual(ctx.exception.code, 0)
+        self.assertTrue(ctx.exception.message)
+
+
+class HostAttentionTest(unittest.TestCase):
+    """CPU (and, where present, Vulkan) through host buffers, against the naive reference."""
+
+    backend = "cpu"
+    path = None
+
+    def run_case(self, dtype, shape_q, shape_k, causal, return_lse=True, scale=None, seed=0, kind="hostarray"):
+        rng = random.Random(seed)
+        vals = [random_values(numel(s), rng) for s in (shape_q, shape_k, shape_k)]
+        # Round inputs to the dtype first so that the reference sees what the kernel sees.
+        arrays = [flashtile.HostArray.from_floats(x, s, dtype) for x, s in zip(vals, (shape_q, shape_k, shape_k))]
+        rounded = [a.tolist() for a in arrays]
+        buffer_dtype = None
+        if kind == "memoryview":  # shaped memoryviews over bytearrays; 16-bit types as raw bits ('H') + dtype=
+            fmt = "f" if dtype == "f32" else "H"
+            buffer_dtype = None if dtype == "f32" else dtype
+            arrays = [memoryview(a.buffer).cast("B").cast(fmt, list(a.shape)) for a in arrays]
+        res = flashtile.attention(*arrays, causal=causal, scale=scale, return_lse=return_lse, backend=self.backend,
+                                  path=self.path, dtype=buffer_dtype)
+        out, lse = res if return_lse else (res, None)
+        info = flashtile.last_result()
+        self.assertEqual(info.backend, self.backend)
+        if self.path:
+            self.assertEqual(info.path, self.path)
+        if kind == "memoryview" and dtype == "f32":
+            self.assertIsInstance(out, flashtile.HostArray)
+        if isinstance(out, flashtile.HostArray):
+            got = out.tolist()
+            self.assertEqual(out.shape, tuple(shape_q))
+            self.assertEqual(out.dtype, dtype)
+        else:
+            got = list(out.tolist()) if not hasattr(out, "ravel") else [float(x) for x in out.ravel()]
+        ref, ref_lse = reference(*rounded, shape_q, shape_k, causal, scale)
+        err = rel_error(ref, got)
+        self.assertLessEqual(err, TOL[dtype], "%s %s %s causal=%s: rel error %g" % (dtype, shape_q, shape_k, causal, err))
+        if return_lse:
+            got_lse = lse.tolist() if isinstance(lse, flashtile.HostArray) else [float(x) for x in lse.ravel()]
+            self.assertLessEqual(lse_error(ref_lse, got_lse), 1e-4)
+        return info
+
+    def test_f32_gqa_ragged(self):
+        self.run_case("f32", (2, 13, 4, 64), (2, 19, 2, 64), causal=False)
+
+    def test_f32_causal_more_queries_than_keys(self):
+        # Bottom-right causal with Sq > Sk: the first rows see no key (output 0, LSE -inf).
+        self.run_case("f32", (1, 9, 2, 64), (1, 5, 1, 64), causal=True)
+
+    def test_f16(self):
+        self.run_case("f16", (1, 7, 2, 64), (1, 11, 2, 64), causal=True, seed=1)
+
+    def test_bf16_custom_scale(self):
+        self.run_case("bf16", (1, 5, 2, 64), (1, 17, 1, 64), causal=False, scale=0.3, seed=2)
+
+    def test_memoryview_inputs(self):
+        self.run_case("f32", (1, 6, 2, 64), (1, 6, 2, 64), causal=True, kind="memoryview", return_lse=False, seed=3)
+        self.run_case("f16", (1, 3, 1, 64), (1, 8, 1, 64), causal=False, kind="memoryview", seed=4)
+        self.run_case("bf16", (1, 3, 2, 64), (1, 8, 1, 64), causal=True, kind="memoryview", seed=7)
+
+    @unittest.skipUnless(_has("numpy"), "numpy is not installed (strided views need its slicing)")
+    def test_strided_numpy(self):
+        # A non-contiguous view (every other head of a [1, 4, 4, 64] array) is computed right.
+        import numpy as np
+        rng = np.random.default_rng(5)
+        a = rng.standard_normal((1, 4, 4, 64)).astype(np.float32)[:, :, ::2, :]
+        k = np.ascontiguousarray(a) * 0.5
+        out = flashtile.attention(a, k, k, backend=self.backend, path=self.path)
+        flat = [[float(x) for x in np.ascontiguousarray(t).ravel()] for t in (a, k, k)]
+        ref, _ = reference(*flat, a.shape, k.shape, False)
+        self.assertLessEqual(rel_error(ref, [float(x) for x in out.ravel()]), 1e-5)
+
+    @unittest.skipUnless(_has("numpy"), "numpy is not installed")
+    def test_numpy(self):
+        import numpy as np
+        rng = np.random.default_rng(6)
+        q = rng.standard_normal((1, 8, 2, 64)).astype(np.float16)
+        k = rng.standard_normal((1, 10, 2, 64)).astype(np.float16)
+        v = rng.standard_normal((1, 10, 2, 64)).astype(np.float16)
+        out, lse = flashtile.attention(q, k, v, causal=True, return_lse=True, backend=self.backend, path=self.path)
+        self.assertEqual(out.dtype, np.float16)
+        self.assertEqual(lse.shape, (1, 2, 8))
+        ref, _ = reference(*[[float(x) for x in t.ravel()] for t in (q, k, v)], q.shape, k.shape, True)
+        self.assertLessEqual(rel_error(ref, [float(x) for x in out.ravel()]), 2e-3)
+
+    def test_head_dim_100_is_invalid(self):
+        q = flashtile.HostArray.from_floats([0.5] * 2 * 100, (1, 2, 1, 100), "f32")
+        with self.assertRaises(flashtile.InvalidArgument) as ctx:
+            flashtile.attention(q, q, q, backend=self.backend, path=self.path)
+        e = ctx.exception
+        self.assertIsInstance(e, ValueError)
+        self.assertEqual(e.code, 1)
+        self.assertIn("head_dim", str(e))
+
+    def test_mismatched_heads(self):
+        q = flashtile.HostArray.from_floats([0.5] * 3 * 64, (1, 1, 3, 64), "f32")
+        k = flashtile.HostArray.from_floats([0.5] * 2 * 64, (1, 1, 2, 64), "f32")
+        with self.assertRaises(flashtile.Error) as ctx:
+            flashtile.attention(q, k, k, backend=self.backend, path=self.path)
+        self.assertIsInstance(ctx.exception, ValueError)
+        self.assertTrue(ctx.exception.message)
+
+    def test_dtype_mismatch(self):
+        q = flashtile.HostArray.from_floats([0.5] * 64, (1, 1, 1, 64), "f32")
+        k = flashtile.HostArray.from_floats([0.5] * 64, (1, 1, 1, 64), "f16")
+        with self.assertRaises(flashtile.Error) as ctx:
+            flashtile.attention(q, k, k, backend=self.backend, path=self.path)
+        self.assertEqual(ctx.exception.code, flashtile.DTypeMismatch.code)
+
+    def test_bad_inputs_before_the_library(self):
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.attention([1.0], [1.0], [1.0], backend=self.backend)
+        raw = array.array("H", [0] * 64)  # uint16 without dtype: ambiguous (f16 bits or bf16 bits?)
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.attention(memoryview(raw).cast("B").cast("H", [1, 1, 1, 64]), raw, raw, backend=self.backend)
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.HostArray(bytearray(10), (1, 1, 1, 64), "f32")
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.attention(*[flashtile.HostArray.empty((1, 1, 1, 64), "f32")] * 3, path="no_such_path",
+                                backend=self.backend)
+
+    def test_forced_path_unavailable(self):
+        q = flashtile.HostArray.from_floats([0.5] * 64, (1, 1, 1, 64), "f32")
+        other = "vulkan_portable" if self.backend == "cpu" else "cpu_reference"
+        with self.assertRaises(flashtile.Error) as ctx:
+            flashtile.attention(q, q, q, backend=self.backend, path=other)
+        self.assertTrue(ctx.exception.message)
+
+
+def _vulkan_paths():
+    try:
+        return [d for d in flashtile.devices() if d.backend == "vulkan"]
+    except Exception:
+        return []
+
+
+@unittest.skipUnless(_vulkan_paths(), "no Vulkan device: %s" % (flashtile.unavailable_reason("vulkan")
+                                                                  if not _vulkan_paths() else ""))
+class VulkanHostAttentionTest(HostAttentionTest):
+    """The same cases on the first Vulkan device, on its default path."""
+
+    backend = "vulkan"
+
+    def test_forced_path_unavailable(self):
+        pass  # covered on the CPU; a Vulkan device may lack any given path
+
+
+@unittest.skipUnless(_torch_cuda(), "needs torch with CUDA (torch.cuda.is_available() is false or torch is absent)")
+class TorchCudaTest(unittest.TestCase):
+    def setUp(self):
+        import torch
+        cuda = [d for d in flashtile.devices() if d.backend == "cuda"]
+        if not cuda:
+            self.skipTest("flashtile has no CUDA device: %s" % flashtile.unavailable_reason("cuda"))
+        self.torch = torch
+
+    def torch_ref(self, q, k, v, causal, scale=None):
+        torch = self.torch
+        qf, kf, vf = (x.double().transpose(1, 2) for x in (q, k, v))  # [B, H, S, D]
+        rep = q.shape[2] // k.shape[2]
+        kf, vf = kf.repeat_interleave(rep, dim=1), vf.repeat_interleave(rep, dim=1)
+        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+        s = torch.matmul(qf, kf.transpose(-1, -2)) * scale
+        if causal:
+            Sq, Sk = q.shape[1], k.shape[1]
+            i = torch.arange(Sq, device=q.device)[:, None]
+            j = torch.arange(Sk, device=q.device)[None, :]
+            s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
+        lse = torch.logsumexp(s, dim=-1)
+        p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+        return torch.matmul(p, vf).transpose(1, 2), lse
+
+    def check(self, dtype, B, Sq, Sk, Hq, Hkv, D, causal, layout="bshd"):
+        torch = self.torch
+        gen = torch.Generator(device="cuda").manual_seed(B * 1000 + Sq + Sk + D)
+
+        def make(S, H):
+            if layout == "bhsd":  # stored [B, H, S, D], viewed as [B, S, H, D]: non-contiguous, no copy
+                return torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen).transpose(1, 2)
+            return torch.randn(B, S, H, D, device="cuda", dtype=dtype, generator=gen)
+
+        q, k, v = make(Sq, Hq), make(Sk, Hkv), make(Sk, Hkv)
+        out, lse = flashtile.attention(q, k, v, causal=causal, return_lse=True)
+        torch.cuda.synchronize()
+        ref, ref_lse = self.torch_ref(q, k, v, causal)
+        err = ((out.double() - ref).norm() / ref.norm()).item()
+        tol = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 1e-5}[dtype]
+        self.assertLessEqual(err, tol, "rel error %g (%s)" % (err, flashtile.last_result()))
+        finite = torch.isfinite(ref_lse)
+        self.assertTrue(torch.equal(torch.isfinite(lse), finite))
+        self.assertLessEqual((lse.double()[finite] - ref_lse[finite]).abs().max().item(), 1e-3)
+        self.assertEqual(flashtile.last_result().backend, "cuda")
+        self.assertTrue(flashtile.last_result().asynchronous)
+
+    def test_bf16(self):
+        self.check(self.torch.bfloat16, 2, 257, 257, 8, 8, 128, causal=False)
+        self.check(self.torch.bfloat16, 2, 257, 257, 8, 8, 128, causal=True)
+
+    def test_f16_gqa_ragged(self):
+        self.check(self.torch.float16, 1, 100, 333, 8, 2, 64, causal=True)
+
+    def test_non_contiguous_layout(self):
+        self.check(self.torch.bfloat16, 2, 130, 130, 4, 4, 128, causal=True, layout="bhsd")
+
+    def test_runs_on_current_stream(self):
+        torch = self.torch
+        q = torch.randn(1, 512, 4, 128, device="cuda", dtype=torch.bfloat16)
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            out = flashtile.attention(q, q, q)
+        s.synchronize()
+        ref, _ = self.torch_ref(q, q, q, False)
+        self.assertLessEqual(((out.double() - ref).norm() / ref.norm()).item(), 1e-2)
+
+    def test_error_leaves_no_output(self):
+        torch = self.torch
+        q = torch.randn(1, 4, 2, 100, device="cuda", dtype=torch.bfloat16)
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.attention(q, q, q)
+
+
+if __name__ == "__main__":
+    unittest.main()
