@@ -5,6 +5,10 @@
 #include <cstring>
 #include <exception>
 
+#if FLASHTILE_CLI_BENCH
+#include "bench_lib.hpp"
+#endif
+
 namespace flashtile::cli {
 
 namespace {
@@ -89,7 +93,8 @@ const char* kUsage =
     "       --batch N (1) --seq N (512) --seq-k N (= seq) --heads N (8) --heads-kv N (= heads) --dim N (64)\n"
     "       --dtype f16|bf16|f32 (f16) --causal | --no-causal (causal) --scale X (1/sqrt(dim))\n"
     "       --backend auto|cuda|vulkan|cpu (auto) --device N (0) --path NAME --seed N --iters N (5) --warmup N (1)\n"
-    "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n";
+    "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n"
+    "  bench [options]                     the benchmark grid (flashtile bench --help)\n";
 }
 
 int main(int argc, char** argv) {
@@ -101,6 +106,9 @@ int main(int argc, char** argv) {
   try {
     if (!std::strcmp(argv[1], "info")) return cli::cmd_info(argc, argv);
     if (!std::strcmp(argv[1], "run")) return cli::cmd_run(argc, argv);
+#if FLASHTILE_CLI_BENCH
+    if (!std::strcmp(argv[1], "bench")) return bench_main(argc - 1, argv + 1);
+#endif
     std::fprintf(stderr, "flashtile: unknown command '%s'\n%s", argv[1], kUsage);
     return 2;
   } catch (const Error& e) {

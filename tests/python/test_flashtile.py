@@ -130,6 +130,18 @@ class HostAttentionTest(unittest.TestCase):
     backend = "cpu"
     path = None
 
+    def attention(self, *args, f32=False, **kwargs):
+        """flashtile.attention on this class's backend and path. f32 is optional on GPU paths (f16/bf16 are
+        required): a GPU path refusing an f32 case skips the test with the path's reason instead of failing it."""
+        kwargs.setdefault("backend", self.backend)
+        kwargs.setdefault("path", self.path)
+        try:
+            return flashtile.attention(*args, **kwargs)
+        except flashtile.Unsupported as e:
+            if f32 and self.backend != "cpu":
+                self.skipTest("f32 refused on %s: %s" % (self.backend, e))
+            raise
+
     def run_case(self, dtype, shape_q, shape_k, causal, return_lse=True, scale=None, seed=0, kind="hostarray"):
         rng = random.Random(seed)
         vals = [random_values(numel(s), rng) for s in (shape_q, shape_k, shape_k)]
@@ -141,8 +153,8 @@ class HostAttentionTest(unittest.TestCase):
             fmt = "f" if dtype == "f32" else "H"
             buffer_dtype = None if dtype == "f32" else dtype
             arrays = [memoryview(a.buffer).cast("B").cast(fmt, list(a.shape)) for a in arrays]
-        res = flashtile.attention(*arrays, causal=causal, scale=scale, return_lse=return_lse, backend=self.backend,
-                                  path=self.path, dtype=buffer_dtype)
+        res = self.attention(*arrays, causal=causal, scale=scale, return_lse=return_lse, dtype=buffer_dtype,
+                             f32=dtype == "f32")
         out, lse = res if return_lse else (res, None)
         info = flashtile.last_result()
         self.assertEqual(info.backend, self.backend)
@@ -189,7 +201,7 @@ class HostAttentionTest(unittest.TestCase):
         rng = np.random.default_rng(5)
         a = rng.standard_normal((1, 4, 4, 64)).astype(np.float32)[:, :, ::2, :]
         k = np.ascontiguousarray(a) * 0.5
-        out = flashtile.attention(a, k, k, backend=self.backend, path=self.path)
+        out = self.attention(a, k, k, f32=True)
         flat = [[float(x) for x in np.ascontiguousarray(t).ravel()] for t in (a, k, k)]
         ref, _ = reference(*flat, a.shape, k.shape, False)
         self.assertLessEqual(rel_error(ref, [float(x) for x in out.ravel()]), 1e-5)
@@ -201,7 +213,7 @@ class HostAttentionTest(unittest.TestCase):
         q = rng.standard_normal((1, 8, 2, 64)).astype(np.float16)
         k = rng.standard_normal((1, 10, 2, 64)).astype(np.float16)
         v = rng.standard_normal((1, 10, 2, 64)).astype(np.float16)
-        out, lse = flashtile.attention(q, k, v, causal=True, return_lse=True, backend=self.backend, path=self.path)
+        out, lse = self.attention(q, k, v, causal=True, return_lse=True)
         self.assertEqual(out.dtype, np.float16)
         self.assertEqual(lse.shape, (1, 2, 8))
         ref, _ = reference(*[[float(x) for x in t.ravel()] for t in (q, k, v)], q.shape, k.shape, True)
@@ -251,15 +263,31 @@ class HostAttentionTest(unittest.TestCase):
         self.assertTrue(ctx.exception.message)
 
 
-def _vulkan_paths():
+class HostCopyRouteTest(HostAttentionTest):
+    """The same cases on the CPU through the route GPU devices take: owned tensors, upload, run, download."""
+
+    def setUp(self):
+        flashtile._host_zero_copy = False
+
+    def tearDown(self):
+        flashtile._host_zero_copy = True
+
+
+def _vulkan_devices():
     try:
         return [d for d in flashtile.devices() if d.backend == "vulkan"]
     except Exception:
         return []
 
 
-@unittest.skipUnless(_vulkan_paths(), "no Vulkan device: %s" % (flashtile.unavailable_reason("vulkan")
-                                                                  if not _vulkan_paths() else ""))
+def _why_no_vulkan():
+    try:
+        return flashtile.unavailable_reason("vulkan") or "no Vulkan device"
+    except Exception as e:  # the library itself is missing: LibraryTest fails with the details
+        return str(e)
+
+
+@unittest.skipUnless(_vulkan_devices(), "no Vulkan device: %s" % _why_no_vulkan())
 class VulkanHostAttentionTest(HostAttentionTest):
     """The same cases on the first Vulkan device, on its default path."""
 
@@ -267,6 +295,56 @@ class VulkanHostAttentionTest(HostAttentionTest):
 
     def test_forced_path_unavailable(self):
         pass  # covered on the CPU; a Vulkan device may lack any given path
+
+
+def torch_reference(q, k, v, causal, scale=None):
+    """Attention in float64 with torch, for [B, S, H, D] tensors (GQA, bottom-right causal). Returns (out, lse)."""
+    import torch
+    qf, kf, vf = (x.double().transpose(1, 2) for x in (q, k, v))  # [B, H, S, D]
+    rep = q.shape[2] // k.shape[2]
+    kf, vf = kf.repeat_interleave(rep, dim=1), vf.repeat_interleave(rep, dim=1)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = torch.matmul(qf, kf.transpose(-1, -2)) * scale
+    if causal:
+        Sq, Sk = q.shape[1], k.shape[1]
+        i = torch.arange(Sq, device=q.device)[:, None]
+        j = torch.arange(Sk, device=q.device)[None, :]
+        s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    return torch.matmul(p, vf).transpose(1, 2), lse
+
+
+@unittest.skipUnless(_has("torch"), "torch is not installed")
+class TorchCpuTest(unittest.TestCase):
+    """torch CPU tensors run on the CPU device through wrapped host memory (no copies), strides included."""
+
+    def test_bf16_gqa_causal_strided(self):
+        import torch
+        g = torch.Generator().manual_seed(0)
+        q = torch.randn(2, 4, 9, 64, generator=g).to(torch.bfloat16).transpose(1, 2)  # [B, S, H, D] view
+        k = torch.randn(2, 13, 2, 64, generator=g).to(torch.bfloat16)
+        v = torch.randn(2, 13, 2, 64, generator=g).to(torch.bfloat16)
+        out, lse = flashtile.attention(q, k, v, causal=True, return_lse=True)
+        self.assertEqual(flashtile.last_result().backend, "cpu")
+        self.assertEqual(out.shape, q.shape)
+        self.assertEqual(out.dtype, torch.bfloat16)
+        ref, ref_lse = torch_reference(q, k, v, True)
+        self.assertLessEqual(((out.double() - ref).norm() / ref.norm()).item(), 1e-2)
+        self.assertLessEqual((lse.double() - ref_lse).abs().max().item(), 1e-4)
+
+    def test_f32_scale(self):
+        import torch
+        q = torch.randn(1, 5, 2, 32)
+        out = flashtile.attention(q, q, q, scale=0.25)
+        ref, _ = torch_reference(q, q, q, False, 0.25)
+        self.assertLessEqual(((out.double() - ref).norm() / ref.norm()).item(), 1e-5)
+
+    def test_mixed_inputs_rejected(self):
+        import torch
+        q = torch.randn(1, 5, 2, 32)
+        with self.assertRaises(flashtile.InvalidArgument):
+            flashtile.attention(q, memoryview(bytearray(4 * 5 * 2 * 32)), q)
 
 
 @unittest.skipUnless(_torch_cuda(), "needs torch with CUDA (torch.cuda.is_available() is false or torch is absent)")
@@ -279,20 +357,7 @@ class TorchCudaTest(unittest.TestCase):
         self.torch = torch
 
     def torch_ref(self, q, k, v, causal, scale=None):
-        torch = self.torch
-        qf, kf, vf = (x.double().transpose(1, 2) for x in (q, k, v))  # [B, H, S, D]
-        rep = q.shape[2] // k.shape[2]
-        kf, vf = kf.repeat_interleave(rep, dim=1), vf.repeat_interleave(rep, dim=1)
-        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-        s = torch.matmul(qf, kf.transpose(-1, -2)) * scale
-        if causal:
-            Sq, Sk = q.shape[1], k.shape[1]
-            i = torch.arange(Sq, device=q.device)[:, None]
-            j = torch.arange(Sk, device=q.device)[None, :]
-            s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
-        lse = torch.logsumexp(s, dim=-1)
-        p = torch.softmax(s, dim=-1).nan_to_num(0.0)
-        return torch.matmul(p, vf).transpose(1, 2), lse
+        return torch_reference(q, k, v, causal, scale)
 
     def check(self, dtype, B, Sq, Sk, Hq, Hkv, D, causal, layout="bshd"):
         torch = self.torch
@@ -330,6 +395,7 @@ class TorchCudaTest(unittest.TestCase):
         torch = self.torch
         q = torch.randn(1, 512, 4, 128, device="cuda", dtype=torch.bfloat16)
         s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())  # q was made on the default stream
         with torch.cuda.stream(s):
             out = flashtile.attention(q, q, q)
         s.synchronize()

@@ -1,0 +1,636 @@
+// The benchmark's logic: case selection, input rotation, timing, and the table/CSV/JSON writers.
+//
+// Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (bench/CMakeLists.txt does when
+// the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA events:
+// the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build time)
+// the host clock brackets each synchronous call (the library waits for its queue before returning), so the time also
+// holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes. The CSV's
+// `timer` column says which was used.
+#include "bench_lib.hpp"
+
+#include "cases.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if FLASHTILE_BENCH_CUDA_EVENTS
+#include <cuda_runtime_api.h>
+#endif
+
+namespace flashtile::bench {
+
+double attention_flops(std::int64_t b, std::int64_t hq, std::int64_t sq, std::int64_t sk, std::int64_t d,
+                       bool causal) {
+  const double f = 4.0 * static_cast<double>(b) * static_cast<double>(hq) * static_cast<double>(sq) *
+                   static_cast<double>(sk) * static_cast<double>(d);
+  return causal ? f / 2 : f;
+}
+
+namespace {
+
+// Enough input sets that one rotation moves well past the H200's 60 MB L2 (and any other GPU's).
+constexpr double kRotationBytes = 512.0 * 1024 * 1024;
+constexpr int kMaxSets = 16;
+// Outputs larger than this are not downloaded for the NaN check.
+constexpr std::size_t kMaxCheckBytes = std::size_t{512} << 20;
+
+struct Args {
+  std::vector<Backend> backends;  // empty: every hardware device
+  std::vector<Path> paths;        // empty: every path a device lists
+  std::vector<DType> dtypes{DType::BF16, DType::F16};
+  std::vector<std::int64_t> dims, seqs;  // empty: all
+  int causal = -1;                       // -1 both
+  bool grid = true, quick = false, lse = false, check = true;
+  std::vector<cases::Case> shapes;
+  int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
+  std::string csv, json;
+};
+
+void usage(std::FILE* f) {
+  std::fputs(
+      "usage: flashtile_bench [options]\n"
+      "  Times attention_forward on the standard grid (bf16 and f16, hidden 2048: heads = 2048/d, batch x seqlen =\n"
+      "  16384, seqlen 512..16384, d 64/128/256, causal and not) on every hardware device and each of its paths.\n"
+      "  --backend cpu|cuda|vulkan[,..]  devices to run (default: every non-software device)\n"
+      "  --path NAME[,..]      paths to force (default: each path the device lists), e.g. cuda_sm90\n"
+      "  --dtype bf16,f16,f32  dtypes (default bf16,f16)\n"
+      "  --dim 64,128,256      head dims of the grid;  --seq 512,4096  seqlens of the grid\n"
+      "  --causal 0|1          only non-causal or causal (default both)\n"
+      "  --shape B,Sq,Sk,Hq,Hkv,D[,causal]  an extra case (repeatable), in each --dtype: GQA, batch-1 long context\n"
+      "  --no-grid             only the --shape cases;  --quick  the grid at seqlen 1024 and 8192 only\n"
+      "  --warmup N (5)  --iters N (30): median of N timed calls;  --sets N: input sets rotated (default: enough\n"
+      "                        to move 512 MiB per rotation, 2..16)\n"
+      "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
+      "  --csv FILE  --json FILE   write the results\n",
+      f);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::int64_t parse_int(const std::string& s, const char* what) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty()) throw Error(ErrorCode::InvalidArgument, std::string(what) + ": not an integer: '" + s + "'");
+  return v;
+}
+
+cases::Case parse_shape(const std::string& s) {
+  const auto f = split(s, ',');
+  if (f.size() != 6 && f.size() != 7)
+    throw Error(ErrorCode::InvalidArgument, "--shape: expected B,Sq,Sk,Hq,Hkv,D[,causal], got '" + s + "'");
+  cases::Case c;
+  c.batch = parse_int(f[0], "--shape B");
+  c.seqlen_q = parse_int(f[1], "--shape Sq");
+  c.seqlen_k = parse_int(f[2], "--shape Sk");
+  c.heads_q = parse_int(f[3], "--shape Hq");
+  c.heads_kv = parse_int(f[4], "--shape Hkv");
+  c.head_dim = parse_int(f[5], "--shape D");
+  if (f.size() == 7) {
+    if (f[6] == "causal" || f[6] == "1") c.causal = true;
+    else if (f[6] == "0" || f[6] == "full") c.causal = false;
+    else throw Error(ErrorCode::InvalidArgument, "--shape: the 7th field is 'causal', '1' or '0', got '" + f[6] + "'");
+  }
+  return c;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  auto value = [&](int& i) -> std::string {
+    if (i + 1 >= argc) throw Error(ErrorCode::InvalidArgument, std::string(argv[i]) + ": needs a value");
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string o = argv[i];
+    if (o == "--backend") {
+      for (const auto& s : split(value(i), ',')) a.backends.push_back(parse_backend(s));
+    } else if (o == "--path") {
+      for (const auto& s : split(value(i), ',')) a.paths.push_back(parse_path(s));
+    } else if (o == "--dtype") {
+      a.dtypes.clear();
+      for (const auto& s : split(value(i), ',')) a.dtypes.push_back(parse_dtype(s));
+    } else if (o == "--dim") {
+      for (const auto& s : split(value(i), ',')) a.dims.push_back(parse_int(s, "--dim"));
+    } else if (o == "--seq") {
+      for (const auto& s : split(value(i), ',')) a.seqs.push_back(parse_int(s, "--seq"));
+    } else if (o == "--causal") {
+      a.causal = static_cast<int>(parse_int(value(i), "--causal")) != 0 ? 1 : 0;
+    } else if (o == "--shape") {
+      a.shapes.push_back(parse_shape(value(i)));
+    } else if (o == "--no-grid") {
+      a.grid = false;
+    } else if (o == "--quick") {
+      a.quick = true;
+    } else if (o == "--lse") {
+      a.lse = true;
+    } else if (o == "--no-check") {
+      a.check = false;
+    } else if (o == "--warmup") {
+      a.warmup = static_cast<int>(parse_int(value(i), "--warmup"));
+    } else if (o == "--iters") {
+      a.iters = static_cast<int>(parse_int(value(i), "--iters"));
+    } else if (o == "--sets") {
+      a.sets = static_cast<int>(parse_int(value(i), "--sets"));
+    } else if (o == "--csv") {
+      a.csv = value(i);
+    } else if (o == "--json") {
+      a.json = value(i);
+    } else if (o == "-h" || o == "--help") {
+      usage(stdout);
+      std::exit(0);
+    } else {
+      throw Error(ErrorCode::InvalidArgument, "unknown option '" + o + "' (--help lists them)");
+    }
+  }
+  if (a.iters < 1 || a.warmup < 0 || a.sets < 0 || a.sets > 64)
+    throw Error(ErrorCode::InvalidArgument, "--iters >= 1, --warmup >= 0, --sets in [0, 64]");
+  return a;
+}
+
+template <class T>
+bool allowed(const std::vector<T>& filter, const T& v) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), v) != filter.end();
+}
+
+std::vector<cases::Case> select_cases(const Args& a) {
+  std::vector<cases::Case> out;
+  for (DType dt : a.dtypes) {
+    if (a.grid)
+      for (const auto& c : cases::bench_grid(dt)) {
+        if (!allowed(a.dims, c.head_dim) || !allowed(a.seqs, c.seqlen_q)) continue;
+        if (a.quick && c.seqlen_q != 1024 && c.seqlen_q != 8192) continue;
+        if (a.causal >= 0 && c.causal != (a.causal == 1)) continue;
+        out.push_back(c);
+      }
+    for (auto c : a.shapes) {
+      c.dtype = dt;
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// ---- Timers. ---------------------------------------------------------------------------------------------------
+
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual const char* name() const = 0;
+  virtual void* stream() { return nullptr; }
+  virtual void begin() = 0;
+  virtual void end() = 0;
+  // Milliseconds of each call since the last collect (waits for the device).
+  virtual std::vector<double> collect() = 0;
+};
+
+class HostTimer final : public Timer {
+ public:
+  explicit HostTimer(const Device& d) : device_(d) {}
+  const char* name() const override { return "host_clock"; }
+  void begin() override { t0_ = Clock::now(); }
+  void end() override {
+    device_.sync();  // a no-op for synchronous calls; keeps the bracket honest if a backend ever queues
+    times_.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0_).count());
+  }
+  std::vector<double> collect() override { return std::exchange(times_, {}); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Device device_;
+  Clock::time_point t0_;
+  std::vector<double> times_;
+};
+
+#if FLASHTILE_BENCH_CUDA_EVENTS
+class CudaEventTimer final : public Timer {
+ public:
+  // Throws when the CUDA runtime can't give a stream (no driver, no device): the caller falls back to the host.
+  CudaEventTimer() {
+    if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
+      cudaGetLastError();
+      throw std::runtime_error("cudaStreamCreate failed");
+    }
+  }
+  ~CudaEventTimer() override {
+    for (auto e : events_) cudaEventDestroy(e);
+    cudaStreamDestroy(stream_);
+  }
+  const char* name() const override { return "cuda_events"; }
+  void* stream() override { return stream_; }
+  void begin() override { cudaEventRecord(event(used_++), stream_); }
+  void end() override { cudaEventRecord(event(used_++), stream_); }
+  std::vector<double> collect() override {
+    std::vector<double> out;
+    if (used_ == 0) return out;
+    if (cudaEventSynchronize(events_[used_ - 1]) != cudaSuccess)
+      throw Error(ErrorCode::BackendFailure, std::string("cudaEventSynchronize: ") + cudaGetErrorString(cudaGetLastError()));
+    for (std::size_t i = 0; i + 1 < used_; i += 2) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, events_[i], events_[i + 1]);
+      out.push_back(ms);
+    }
+    used_ = 0;
+    return out;
+  }
+
+ private:
+  cudaEvent_t event(std::size_t i) {
+    while (events_.size() <= i) {
+      cudaEvent_t e{};
+      if (cudaEventCreate(&e) != cudaSuccess) throw Error(ErrorCode::BackendFailure, "cudaEventCreate failed");
+      events_.push_back(e);
+    }
+    return events_[i];
+  }
+  cudaStream_t stream_{};
+  std::vector<cudaEvent_t> events_;
+  std::size_t used_ = 0;
+};
+#endif
+
+std::unique_ptr<Timer> make_timer(const Device& d, std::string& note) {
+#if FLASHTILE_BENCH_CUDA_EVENTS
+  if (d.backend() == Backend::Cuda) {
+    try {
+      return std::make_unique<CudaEventTimer>();
+    } catch (const std::exception& e) {
+      note = std::string("CUDA events unavailable (") + e.what() + "), host clock used";
+    }
+  }
+#else
+  if (d.backend() == Backend::Cuda) note = "built without the CUDA toolkit: host clock around synchronous calls";
+#endif
+  return std::make_unique<HostTimer>(d);
+}
+
+// ---- Inputs. ---------------------------------------------------------------------------------------------------
+
+// Random normal values in a dtype's storage format, shared by all cases; each tensor uploads a slice at its own
+// offset so the input sets differ.
+class InputPool {
+ public:
+  const std::byte* slice(DType dt, std::size_t elements, std::uint64_t salt) {
+    auto& pool = pools_[static_cast<int>(dt)];
+    const std::size_t need = elements + kSlack;
+    if (pool.size() < need * dtype_size(dt)) {
+      std::mt19937_64 rng(0x5EEDu + static_cast<unsigned>(dt));
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      pool.resize(need * dtype_size(dt));
+      for (std::size_t i = 0; i < need; ++i) {
+        const float x = normal(rng);
+        if (dt == DType::F32) {
+          std::memcpy(pool.data() + i * 4, &x, 4);
+        } else {
+          const std::uint16_t h = dt == DType::F16 ? float_to_f16(x) : float_to_bf16(x);
+          std::memcpy(pool.data() + i * 2, &h, 2);
+        }
+      }
+    }
+    const std::size_t shift = static_cast<std::size_t>((salt * 0x9E3779B97F4A7C15ull) >> 40) % kSlack;
+    return pool.data() + shift * dtype_size(dt);
+  }
+
+ private:
+  static constexpr std::size_t kSlack = 1 << 16;
+  std::vector<std::byte> pools_[3];
+};
+
+struct InputSet {
+  Tensor q, k, v;
+};
+
+// ---- Output. ---------------------------------------------------------------------------------------------------
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void print_header() {
+  std::printf("%-8s %-16s %-5s %4s %6s %4s %6s %6s %4s %4s %9s %8s  %s\n", "backend", "path", "dtype", "d", "causal",
+              "B", "Sq", "Sk", "Hq", "Hkv", "ms", "TFLOP/s", "kernel / status");
+}
+
+void print_row(const Row& r) {
+  std::string tail = r.status == "ok" ? r.kernel : r.status + ": " + r.note;
+  std::printf("%-8s %-16s %-5s %4lld %6s %4lld %6lld %6lld %4lld %4lld %9s %8s  %s\n", r.backend.c_str(),
+              r.path.c_str(), r.dtype.c_str(), static_cast<long long>(r.head_dim), r.causal ? "yes" : "no",
+              static_cast<long long>(r.batch), static_cast<long long>(r.seqlen_q), static_cast<long long>(r.seqlen_k),
+              static_cast<long long>(r.heads_q), static_cast<long long>(r.heads_kv),
+              r.status == "ok" ? fmt("%.4f", r.ms).c_str() : "-",
+              r.status != "ok" ? "-" : fmt(r.tflops >= 10 ? "%.1f" : "%.3g", r.tflops).c_str(),
+              tail.c_str());
+  std::fflush(stdout);
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) {
+    std::fprintf(stderr, "flashtile_bench: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+// ---- One case. -------------------------------------------------------------------------------------------------
+
+Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, Timer& timer, InputPool& pool) {
+  Row r;
+  r.device = dev.info().name;
+  r.backend = std::string(to_string(dev.backend()));
+  r.path = std::string(to_string(path));
+  r.dtype = std::string(to_string(c.dtype));
+  r.batch = c.batch, r.seqlen_q = c.seqlen_q, r.seqlen_k = c.seqlen_k;
+  r.heads_q = c.heads_q, r.heads_kv = c.heads_kv, r.head_dim = c.head_dim, r.causal = c.causal;
+  r.timer = timer.name();
+  r.iters = a.iters;
+  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
+  const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  const std::size_t esz = dtype_size(c.dtype);
+  const double set_bytes = static_cast<double>(qs.numel() + 2 * ks.numel()) * static_cast<double>(esz);
+  const int sets =
+      a.sets > 0 ? a.sets : std::clamp(static_cast<int>(std::ceil(kRotationBytes / set_bytes)), 2, kMaxSets);
+  r.sets = sets;
+
+  Options opt;
+  opt.causal = c.causal;
+  opt.path = path;
+  opt.cuda_stream = timer.stream();
+  try {
+    std::vector<InputSet> in;
+    in.reserve(static_cast<std::size_t>(sets));
+    std::uint64_t salt = 1;
+    for (int s = 0; s < sets; ++s) {
+      InputSet set{Tensor::empty(dev, c.dtype, qs), Tensor::empty(dev, c.dtype, ks), Tensor::empty(dev, c.dtype, ks)};
+      for (Tensor* t : {&set.q, &set.k, &set.v}) {
+        const std::size_t n = static_cast<std::size_t>(t->shape().numel());
+        t->upload(pool.slice(c.dtype, n, salt++), n * esz);
+      }
+      in.push_back(std::move(set));
+    }
+    Tensor out = Tensor::empty(dev, c.dtype, qs);
+    Tensor lse;
+    if (a.lse) lse = Tensor::empty(dev, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q));
+    Tensor* lse_ptr = a.lse ? &lse : nullptr;
+
+    Result plan;
+    try {
+      plan = plan_attention(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::Unsupported) throw;
+      r.status = "skipped";
+      r.note = e.what();
+      return r;
+    }
+    r.kernel = plan.kernel;
+
+    if (a.check) {  // poison, so an output the kernel never writes shows up as NaN below
+      const std::size_t bytes = out.extent_bytes();
+      if (bytes <= kMaxCheckBytes) {
+        std::vector<std::byte> nan(bytes, std::byte{0xFF});
+        out.upload(nan.data(), bytes);
+      }
+    }
+    for (int i = 0; i < a.warmup; ++i) {
+      const InputSet& s = in[static_cast<std::size_t>(i % sets)];
+      attention_forward(s.q, s.k, s.v, out, lse_ptr, opt);
+    }
+    timer.collect();
+    std::vector<double> times;
+    for (int i = 0; i < a.iters; ++i) {
+      const InputSet& s = in[static_cast<std::size_t>(i % sets)];
+      timer.begin();
+      Result res = attention_forward(s.q, s.k, s.v, out, lse_ptr, opt);
+      timer.end();
+      if (i == 0) r.kernel = res.kernel;
+      // Collect in chunks so a slow backend's host timer doesn't hold thousands of entries; events are cheap.
+      if ((i + 1) % 64 == 0) {
+        auto t = timer.collect();
+        times.insert(times.end(), t.begin(), t.end());
+      }
+    }
+    auto t = timer.collect();
+    times.insert(times.end(), t.begin(), t.end());
+    dev.sync();
+    std::sort(times.begin(), times.end());
+    if (times.empty()) throw Error(ErrorCode::BackendFailure, "no timings collected");
+    const std::size_t n = times.size();
+    r.ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    r.ms_min = times.front();
+    r.tflops = attention_flops(c.batch, c.heads_q, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal) / (r.ms * 1e-3) / 1e12;
+    r.status = "ok";
+
+    if (a.check && out.extent_bytes() <= kMaxCheckBytes) {
+      std::vector<std::byte> host(out.extent_bytes());
+      out.download(host.data(), host.size());
+      std::int64_t bad = 0;
+      const std::int64_t elems = qs.numel();
+      for (std::int64_t i = 0; i < elems; ++i) {
+        float x;
+        if (c.dtype == DType::F32) {
+          std::memcpy(&x, host.data() + i * 4, 4);
+        } else {
+          std::uint16_t h;
+          std::memcpy(&h, host.data() + i * 2, 2);
+          x = c.dtype == DType::F16 ? f16_to_float(h) : bf16_to_float(h);
+        }
+        bad += std::isfinite(x) ? 0 : 1;
+      }
+      if (bad) {
+        r.status = "error";
+        r.note = std::to_string(bad) + " non-finite outputs (unwritten or overflowed)";
+      }
+    }
+  } catch (const Error& e) {
+    r.status = "error";
+    r.note = std::string(to_string(e.code())) + ": " + e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string rows_to_csv(const std::vector<Row>& rows) {
+  std::string out =
+      "device,backend,path,kernel,dtype,batch,seqlen_q,seqlen_k,heads_q,heads_kv,head_dim,causal,ms,ms_min,tflops,"
+      "timer,iters,sets,status,note\n";
+  for (const Row& r : rows) {
+    out += csv_field(r.device) + "," + r.backend + "," + r.path + "," + csv_field(r.kernel) + "," + r.dtype + "," +
+           std::to_string(r.batch) + "," + std::to_string(r.seqlen_q) + "," + std::to_string(r.seqlen_k) + "," +
+           std::to_string(r.heads_q) + "," + std::to_string(r.heads_kv) + "," + std::to_string(r.head_dim) + "," +
+           (r.causal ? "1" : "0") + "," + fmt("%.6f", r.ms) + "," + fmt("%.6f", r.ms_min) + "," +
+           fmt("%.3f", r.tflops) + "," + r.timer + "," + std::to_string(r.iters) + "," + std::to_string(r.sets) +
+           "," + r.status + "," + csv_field(r.note) + "\n";
+  }
+  return out;
+}
+
+std::string rows_to_json(const std::vector<Row>& rows, const std::string& command, const std::string& date) {
+  std::string out = "{\n  \"tool\": \"flashtile_bench\",\n  \"flashtile_version\": " +
+                    json_string(version_string()) + ",\n  \"date\": " + json_string(date) +
+                    ",\n  \"command\": " + json_string(command) + ",\n  \"devices\": [";
+  bool first = true;
+  for (const auto& d : Device::list()) {
+    out += first ? "\n    {" : ",\n    {";
+    first = false;
+    out += "\"backend\": " + json_string(std::string(to_string(d.backend))) + ", \"index\": " +
+           std::to_string(d.index) + ", \"name\": " + json_string(d.name) +
+           ", \"software\": " + (d.software ? "true" : "false") + ", \"caps\": {";
+    bool fc = true;
+    for (const auto& [k, v] : d.caps) {
+      out += (fc ? "" : ", ") + json_string(k) + ": " + json_string(v);
+      fc = false;
+    }
+    out += "}}";
+  }
+  out += "\n  ],\n  \"results\": [";
+  first = true;
+  for (const Row& r : rows) {
+    out += first ? "\n    {" : ",\n    {";
+    first = false;
+    out += "\"device\": " + json_string(r.device) + ", \"backend\": " + json_string(r.backend) +
+           ", \"path\": " + json_string(r.path) + ", \"kernel\": " + json_string(r.kernel) +
+           ", \"dtype\": " + json_string(r.dtype) + ", \"batch\": " + std::to_string(r.batch) +
+           ", \"seqlen_q\": " + std::to_string(r.seqlen_q) + ", \"seqlen_k\": " + std::to_string(r.seqlen_k) +
+           ", \"heads_q\": " + std::to_string(r.heads_q) + ", \"heads_kv\": " + std::to_string(r.heads_kv) +
+           ", \"head_dim\": " + std::to_string(r.head_dim) + ", \"causal\": " + (r.causal ? "true" : "false") +
+           ", \"ms\": " + fmt("%.6f", r.ms) + ", \"ms_min\": " + fmt("%.6f", r.ms_min) +
+           ", \"tflops\": " + fmt("%.3f", r.tflops) + ", \"timer\": " + json_string(r.timer) +
+           ", \"iters\": " + std::to_string(r.iters) + ", \"sets\": " + std::to_string(r.sets) +
+           ", \"status\": " + json_string(r.status) + ", \"note\": " + json_string(r.note) + "}";
+  }
+  out += "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace flashtile::bench
+
+int bench_main(int argc, char** argv) {
+  using namespace flashtile;
+  using namespace flashtile::bench;
+  Args a;
+  try {
+    a = parse_args(argc, argv);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "flashtile_bench: %s\n", e.what());
+    usage(stderr);
+    return 2;
+  }
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  const std::string date = utc_now();
+
+  std::vector<DeviceInfo> devices;
+  try {
+    for (const auto& d : Device::list()) {
+      if (a.backends.empty() ? d.software : !allowed(a.backends, d.backend)) continue;
+      devices.push_back(d);
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "flashtile_bench: listing devices: %s\n", e.what());
+    return 1;
+  }
+  std::printf("flashtile_bench %s, %s\n", version_string(), date.c_str());
+  if (devices.empty()) {
+    std::printf("no device selected (%s); software devices (CPU, lavapipe) run only with --backend\n",
+                a.backends.empty() ? "no hardware device" : "none of the asked backends");
+    for (Backend b : {Backend::Cuda, Backend::Vulkan}) {
+      const std::string why = Device::unavailable_reason(b);
+      if (!why.empty()) std::printf("  %s: %s\n", std::string(to_string(b)).c_str(), why.c_str());
+    }
+  }
+  const auto cases = select_cases(a);
+  std::vector<Row> rows;
+  InputPool pool;
+  bool failed = false;
+  for (const auto& info : devices) {
+    Device dev = Device::open(info.backend, info.index);
+    std::string timer_note;
+    auto timer = make_timer(dev, timer_note);
+    std::printf("\n== %s #%d: %s; paths:", std::string(to_string(info.backend)).c_str(), info.index,
+                info.name.c_str());
+    for (Path p : info.paths) std::printf(" %s", std::string(to_string(p)).c_str());
+    std::printf("; timer: %s%s%s\n", timer->name(), timer_note.empty() ? "" : "; ", timer_note.c_str());
+    print_header();
+    for (Path p : info.paths) {
+      if (!allowed(a.paths, p)) continue;
+      for (const auto& c : cases) {
+        Row r = run_case(dev, p, c, a, *timer, pool);
+        failed |= r.status == "error";
+        print_row(r);
+        rows.push_back(std::move(r));
+      }
+    }
+  }
+  bool wrote = true;
+  if (!a.csv.empty()) wrote &= write_file(a.csv, rows_to_csv(rows));
+  if (!a.json.empty()) wrote &= write_file(a.json, rows_to_json(rows, command, date));
+  return failed || !wrote ? 1 : 0;
+}

@@ -1,0 +1,163 @@
+/* flashtile C API (C99): exact attention on CUDA, Vulkan and the CPU through opaque handles.
+ *
+ * Every function that can fail returns an ft_status: 0 (FT_OK) on success, otherwise the value of the C++
+ * flashtile::ErrorCode it corresponds to. ft_last_error() then gives the message of the failure, which names the
+ * argument and the rule it broke. No C++ exception ever crosses this boundary. This header includes no CUDA or
+ * Vulkan header: streams, command buffers and buffers travel as void* / uint64_t handles. */
+#ifndef FLASHTILE_FLASHTILE_H
+#define FLASHTILE_FLASHTILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define FT_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define FT_API __attribute__((visibility("default")))
+#else
+#define FT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Enums: values equal the C++ enums' underlying values (checked in src/c_api.cpp). ---------------------------- */
+
+typedef enum ft_backend { FT_BACKEND_AUTO = 0, FT_BACKEND_CPU = 1, FT_BACKEND_CUDA = 2, FT_BACKEND_VULKAN = 3 } ft_backend;
+
+typedef enum ft_dtype { FT_DTYPE_F16 = 0, FT_DTYPE_BF16 = 1, FT_DTYPE_F32 = 2 } ft_dtype;
+
+typedef enum ft_path {
+  FT_PATH_DEFAULT = -1, /* let the device choose its fastest path that fits */
+  FT_PATH_CPU_REFERENCE = 0,
+  FT_PATH_CUDA_SM80 = 1,
+  FT_PATH_CUDA_SM90 = 2,
+  FT_PATH_VULKAN_PORTABLE = 3,
+  FT_PATH_VULKAN_COOPMAT = 4,
+  FT_PATH_VULKAN_COOPMAT2 = 5
+} ft_path;
+
+typedef enum ft_status {
+  FT_OK = 0,
+  FT_ERROR_INVALID_ARGUMENT = 1,
+  FT_ERROR_SHAPE_MISMATCH = 2,
+  FT_ERROR_DTYPE_MISMATCH = 3,
+  FT_ERROR_BAD_STRIDE = 4,
+  FT_ERROR_DEVICE_MISMATCH = 5,
+  FT_ERROR_ALIASING = 6,
+  FT_ERROR_OVERFLOW = 7,
+  FT_ERROR_UNSUPPORTED = 8,
+  FT_ERROR_BACKEND_UNAVAILABLE = 9,
+  FT_ERROR_BACKEND_FAILURE = 10,
+  FT_ERROR_OUT_OF_MEMORY = 11,
+  FT_ERROR_INTERNAL = 100 /* an exception that is not a flashtile::Error (a bug: please report it) */
+} ft_status;
+
+/* ---- Opaque handles. ------------------------------------------------------------------------------------------ */
+
+typedef struct ft_device ft_device;
+typedef struct ft_tensor ft_tensor;
+
+#define FT_MAX_PATHS 8
+
+typedef struct ft_device_info {
+  int backend; /* ft_backend */
+  int index;
+  int software; /* 1 for lavapipe, the CPU: correct but slow */
+  int num_paths;
+  int paths[FT_MAX_PATHS]; /* ft_path values this device can run, fastest first */
+  char name[256];
+} ft_device_info;
+
+/* Options of one attention call. Initialize with ft_options_default() (scale NaN, path -1, the rest 0). */
+typedef struct ft_options {
+  float scale;             /* NaN: 1/sqrt(head_dim) */
+  int causal;              /* bottom-right aligned when Sq != Sk: row i sees keys j <= i + Sk - Sq */
+  int path;                /* an ft_path to force, or FT_PATH_DEFAULT (-1) */
+  void* cuda_stream;       /* cudaStream_t: run asynchronously on this stream (CUDA devices). NULL: flashtile's own
+                              stream, synchronously; for the legacy default stream pass cudaStreamLegacy ((void*)1) */
+  void* vk_command_buffer; /* VkCommandBuffer in the recording state: record only, the caller submits */
+} ft_options;
+
+typedef struct ft_result {
+  int backend;      /* ft_backend that ran */
+  int path;         /* ft_path that ran */
+  int asynchronous; /* 1 when work was queued on the caller's stream or command buffer */
+  char path_name[32];
+  char kernel[128]; /* the kernel or shader variant, e.g. "sm90_fwd<d128,bf16,causal>" */
+  char note[512];   /* why faster paths were passed over; empty when the fastest ran (truncated if longer) */
+} ft_result;
+
+/* ---- Library. ------------------------------------------------------------------------------------------------- */
+
+/* "MAJOR.MINOR.PATCH". */
+FT_API const char* ft_version(void);
+/* The message of the most recent failed call on this thread, or "" when the most recent call succeeded. The pointer
+ * stays valid until the next flashtile call on this thread. */
+FT_API const char* ft_last_error(void);
+/* Names as the C++ to_string gives them ("cuda", "bf16", "cuda_sm90", "invalid_argument"...); "?" when out of range. */
+FT_API const char* ft_backend_name(int backend);
+FT_API const char* ft_dtype_name(int dtype);
+FT_API const char* ft_path_name(int path);
+FT_API const char* ft_status_name(int status);
+/* Parse those names. */
+FT_API ft_status ft_parse_backend(const char* name, int* out);
+FT_API ft_status ft_parse_dtype(const char* name, int* out);
+FT_API ft_status ft_parse_path(const char* name, int* out);
+/* Bytes of one element (0 for an unknown dtype). */
+FT_API size_t ft_dtype_size(int dtype);
+FT_API ft_options ft_options_default(void);
+
+/* ---- Devices. ------------------------------------------------------------------------------------------------- */
+
+/* All devices of all built backends, in the order FT_BACKEND_AUTO considers them. */
+FT_API ft_status ft_device_count(int* count);
+FT_API ft_status ft_device_list_info(int i, ft_device_info* info);
+/* Why a backend has no device here; "" when it has one. The message is copied into buf (truncated, NUL-ended). */
+FT_API ft_status ft_backend_unavailable_reason(int backend, char* buf, size_t buf_size);
+
+FT_API ft_status ft_device_open(int backend, int index, ft_device** out);
+FT_API void ft_device_destroy(ft_device* device); /* NULL is fine; tensors keep their device alive */
+FT_API ft_status ft_device_info_get(const ft_device* device, ft_device_info* info);
+/* Wait for all work flashtile submitted on its own queue or stream. */
+FT_API ft_status ft_device_sync(ft_device* device);
+
+/* ---- Tensors. rank is 3 or 4; shape has rank entries; strides (in elements) may be NULL for contiguous. -------- */
+
+FT_API ft_status ft_tensor_create(ft_device* device, int dtype, int rank, const int64_t* shape, ft_tensor** out);
+/* A view of CUDA device memory the caller owns (no copy); ptr is the device address of element 0. */
+FT_API ft_status ft_tensor_wrap_cuda(ft_device* device, void* ptr, int dtype, int rank, const int64_t* shape,
+                                     const int64_t* strides, ft_tensor** out);
+/* A view of a VkBuffer the caller owns; element 0 lives at `offset` bytes; buffer_bytes is the buffer's size. */
+FT_API ft_status ft_tensor_wrap_vulkan(ft_device* device, uint64_t buffer, uint64_t offset, uint64_t buffer_bytes,
+                                       int dtype, int rank, const int64_t* shape, const int64_t* strides,
+                                       ft_tensor** out);
+/* A view of host memory on the CPU device (no copy). */
+FT_API ft_status ft_tensor_wrap_host(ft_device* device, void* ptr, int dtype, int rank, const int64_t* shape,
+                                     const int64_t* strides, ft_tensor** out);
+/* A view of base's memory with another shape and strides (NULL: contiguous), starting `offset` elements past base's
+ * element 0: q, k and v inside one packed QKV buffer, an output with padded rows. It must stay inside the memory. */
+FT_API ft_status ft_tensor_view(const ft_tensor* base, int rank, const int64_t* shape, const int64_t* strides,
+                                int64_t offset, ft_tensor** out);
+FT_API void ft_tensor_destroy(ft_tensor* tensor); /* NULL is fine; wrapped memory is not freed */
+/* Bytes from element 0 to one past the last addressed element: the size upload/download move. */
+FT_API ft_status ft_tensor_extent_bytes(const ft_tensor* tensor, size_t* bytes);
+FT_API ft_status ft_tensor_upload(ft_tensor* tensor, const void* host, size_t bytes);
+FT_API ft_status ft_tensor_download(const ft_tensor* tensor, void* host, size_t bytes);
+
+/* ---- Attention. --------------------------------------------------------------------------------------------- */
+
+/* q: [B, Sq, Hq, D], k and v: [B, Sk, Hkv, D], out: [B, Sq, Hq, D] (dtype of q), lse (NULL or) f32 [B, Hq, Sq]
+ * contiguous, natural log. options NULL: defaults. result may be NULL. A rejected call writes nothing. */
+FT_API ft_status ft_attention_forward(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, ft_tensor* out,
+                                      ft_tensor* lse, const ft_options* options, ft_result* result);
+/* The path such a call would take, and why faster ones were passed over, without running anything. */
+FT_API ft_status ft_attention_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
+                                   const ft_tensor* lse, const ft_options* options, ft_result* result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLASHTILE_FLASHTILE_H */

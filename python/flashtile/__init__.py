@@ -1,0 +1,668 @@
+"""flashtile: exact attention (FlashAttention forward) on CUDA, Vulkan and the CPU, through the library's C API.
+
+ctypes only: no compiled extension, no dependency. The shared library is found through, in order, the environment
+variable FLASHTILE_LIBRARY (a file), a libflashtile.so next to this package, then the repository's build folders.
+
+    out = flashtile.attention(q, k, v, causal=True)                 # PyTorch CUDA tensors [B, S, H, D]: no copies,
+    out, lse = flashtile.attention(q, k, v, return_lse=True)        # runs on torch.cuda.current_stream()
+
+Without PyTorch, q, k and v may be buffer-protocol objects (numpy arrays, shaped memoryviews) or HostArray wrappers
+around flat buffers (array.array, bytearray) with a shape and dtype: they are uploaded, run on the chosen backend
+(CPU or Vulkan; CUDA works too) and the output is downloaded.
+
+Library errors raise flashtile.Error subclasses that also derive from the matching built-in exception
+(InvalidArgument is a ValueError, OutOfMemory a MemoryError...), with .code (the C API's ft_status) and .message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import math
+import os
+import struct
+import threading
+from collections import namedtuple
+from typing import Any, List, Optional, Sequence, Tuple
+
+__all__ = [
+    "attention", "plan", "devices", "unavailable_reason", "version", "last_result", "Device", "DeviceInfo",
+    "Result", "HostArray", "Error", "InvalidArgument", "ShapeMismatch", "DTypeMismatch", "BadStride",
+    "DeviceMismatch", "Aliasing", "Overflow", "Unsupported", "BackendUnavailable", "BackendFailure",
+    "OutOfMemory", "InternalError", "library_path",
+]
+
+# ---- Errors: one class per ft_status. --------------------------------------------------------------------------
+
+
+class Error(Exception):
+    """A flashtile library error. .code is the ft_status value, .name its name, .message the library's message."""
+
+    code = -1
+    name = "error"
+
+    def __init__(self, message: str, code: Optional[int] = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class InvalidArgument(Error, ValueError):
+    code, name = 1, "invalid_argument"
+
+
+class ShapeMismatch(Error, ValueError):
+    code, name = 2, "shape_mismatch"
+
+
+class DTypeMismatch(Error, TypeError):
+    code, name = 3, "dtype_mismatch"
+
+
+class BadStride(Error, ValueError):
+    code, name = 4, "bad_stride"
+
+
+class DeviceMismatch(Error, ValueError):
+    code, name = 5, "device_mismatch"
+
+
+class Aliasing(Error, ValueError):
+    code, name = 6, "aliasing"
+
+
+class Overflow(Error, OverflowError):
+    code, name = 7, "overflow"
+
+
+class Unsupported(Error, NotImplementedError):
+    code, name = 8, "unsupported"
+
+
+class BackendUnavailable(Error, RuntimeError):
+    code, name = 9, "backend_unavailable"
+
+
+class BackendFailure(Error, RuntimeError):
+    code, name = 10, "backend_failure"
+
+
+class OutOfMemory(Error, MemoryError):
+    code, name = 11, "out_of_memory"
+
+
+class InternalError(Error, RuntimeError):
+    code, name = 100, "internal"
+
+
+_ERRORS = {c.code: c for c in (InvalidArgument, ShapeMismatch, DTypeMismatch, BadStride, DeviceMismatch, Aliasing,
+                               Overflow, Unsupported, BackendUnavailable, BackendFailure, OutOfMemory,
+                               InternalError)}
+
+# ---- Enums (values of include/flashtile/flashtile.h). ------------------------------------------------------------
+
+BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "vulkan": 3}
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2}
+_DTYPE_SIZE = {"f16": 2, "bf16": 2, "f32": 4}
+_DTYPE_FORMAT = {"f16": "e", "bf16": "H", "f32": "f"}  # struct formats (bf16 as raw uint16 bits)
+_VIEW_FORMAT = {"f16": "H", "bf16": "H", "f32": "f"}  # memoryview.cast can't make 'e': 16-bit types as raw bits
+_FORMAT_DTYPE = {"e": "f16", "f": "f32"}
+_PATH_DEFAULT = -1
+_CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy
+
+# ---- The C structs. ------------------------------------------------------------------------------------------------
+
+_MAX_PATHS = 8
+
+
+class _DeviceInfo(ctypes.Structure):
+    _fields_ = [("backend", ctypes.c_int), ("index", ctypes.c_int), ("software", ctypes.c_int),
+                ("num_paths", ctypes.c_int), ("paths", ctypes.c_int * _MAX_PATHS), ("name", ctypes.c_char * 256)]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int), ("path", ctypes.c_int),
+                ("cuda_stream", ctypes.c_void_p), ("vk_command_buffer", ctypes.c_void_p)]
+
+
+class _Result(ctypes.Structure):
+    _fields_ = [("backend", ctypes.c_int), ("path", ctypes.c_int), ("asynchronous", ctypes.c_int),
+                ("path_name", ctypes.c_char * 32), ("kernel", ctypes.c_char * 128), ("note", ctypes.c_char * 512)]
+
+
+DeviceInfo = namedtuple("DeviceInfo", "backend index name software paths")
+Result = namedtuple("Result", "backend path kernel note asynchronous")
+
+# ---- Loading the library. ------------------------------------------------------------------------------------------
+
+_lib = None
+_lib_path = None
+_lib_lock = threading.Lock()
+
+
+def _candidates() -> List[str]:
+    out = []
+    env = os.environ.get("FLASHTILE_LIBRARY")
+    if env:
+        return [env]  # explicit: only that file, so a wrong setting fails loudly instead of loading another build
+    here = os.path.dirname(os.path.abspath(__file__))
+    out += sorted(glob.glob(os.path.join(here, "libflashtile.so*")))
+    root = os.path.dirname(os.path.dirname(here))  # python/flashtile -> repository root
+    for pattern in ("build/libflashtile.so", "build*/libflashtile.so", "build*/*/libflashtile.so"):
+        out += sorted(glob.glob(os.path.join(root, pattern)), key=os.path.getmtime, reverse=True)
+    return out
+
+
+def _declare(lib) -> None:
+    c_int, c_size, c_vp, c_i64p = ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)
+    tensor_pp = ctypes.POINTER(c_vp)
+    sigs = {
+        "ft_version": (ctypes.c_char_p, []),
+        "ft_last_error": (ctypes.c_char_p, []),
+        "ft_backend_name": (ctypes.c_char_p, [c_int]),
+        "ft_dtype_name": (ctypes.c_char_p, [c_int]),
+        "ft_path_name": (ctypes.c_char_p, [c_int]),
+        "ft_status_name": (ctypes.c_char_p, [c_int]),
+        "ft_parse_path": (c_int, [ctypes.c_char_p, ctypes.POINTER(c_int)]),
+        "ft_device_count": (c_int, [ctypes.POINTER(c_int)]),
+        "ft_device_list_info": (c_int, [c_int, ctypes.POINTER(_DeviceInfo)]),
+        "ft_backend_unavailable_reason": (c_int, [c_int, ctypes.c_char_p, c_size]),
+        "ft_device_open": (c_int, [c_int, c_int, tensor_pp]),
+        "ft_device_destroy": (None, [c_vp]),
+        "ft_device_info_get": (c_int, [c_vp, ctypes.POINTER(_DeviceInfo)]),
+        "ft_device_sync": (c_int, [c_vp]),
+        "ft_tensor_create": (c_int, [c_vp, c_int, c_int, c_i64p, tensor_pp]),
+        "ft_tensor_wrap_cuda": (c_int, [c_vp, c_vp, c_int, c_int, c_i64p, c_i64p, tensor_pp]),
+        "ft_tensor_wrap_vulkan": (c_int, [c_vp, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, c_int, c_int,
+                                          c_i64p, c_i64p, tensor_pp]),
+        "ft_tensor_wrap_host": (c_int, [c_vp, c_vp, c_int, c_int, c_i64p, c_i64p, tensor_pp]),
+        "ft_tensor_destroy": (None, [c_vp]),
+        "ft_tensor_extent_bytes": (c_int, [c_vp, ctypes.POINTER(c_size)]),
+        "ft_tensor_upload": (c_int, [c_vp, c_vp, c_size]),
+        "ft_tensor_download": (c_int, [c_vp, c_vp, c_size]),
+        "ft_attention_forward": (c_int, [c_vp, c_vp, c_vp, c_vp, c_vp, ctypes.POINTER(_Options),
+                                         ctypes.POINTER(_Result)]),
+        "ft_attention_plan": (c_int, [c_vp, c_vp, c_vp, c_vp, c_vp, ctypes.POINTER(_Options),
+                                      ctypes.POINTER(_Result)]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+
+def _load():
+    global _lib, _lib_path
+    if _lib is not None:
+        return _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in _candidates():
+            if not os.path.exists(path):
+                tried.append(path + " (missing)")
+                continue
+            try:
+                lib = ctypes.CDLL(path)
+                _declare(lib)
+            except (OSError, AttributeError) as e:
+                tried.append("%s (%s)" % (path, e))
+                continue
+            _lib, _lib_path = lib, path
+            return lib
+        raise BackendUnavailable("flashtile: libflashtile.so not found; set FLASHTILE_LIBRARY to its path. Tried: " +
+                                 ("; ".join(tried) or "nothing (no build folder found)"))
+
+
+def library_path() -> str:
+    """The path of the shared library in use (loading it if needed)."""
+    _load()
+    return _lib_path
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        msg = _lib.ft_last_error().decode("utf-8", "replace")
+        cls = _ERRORS.get(status, Error)
+        raise cls(msg or _lib.ft_status_name(status).decode(), status)
+
+
+def version() -> str:
+    return _load().ft_version().decode()
+
+
+def _backend_id(backend) -> int:
+    if backend is None:
+        return BACKENDS["auto"]
+    if isinstance(backend, int):
+        return backend
+    try:
+        return BACKENDS[str(backend).lower()]
+    except KeyError:
+        raise InvalidArgument("backend: unknown name %r (one of %s)" % (backend, ", ".join(BACKENDS))) from None
+
+
+def _path_id(path) -> int:
+    if path is None:
+        return _PATH_DEFAULT
+    if isinstance(path, int):
+        return path
+    lib = _load()
+    out = ctypes.c_int()
+    _check(lib.ft_parse_path(str(path).encode(), ctypes.byref(out)))
+    return out.value
+
+
+def _info(raw: _DeviceInfo) -> DeviceInfo:
+    lib = _load()
+    paths = [lib.ft_path_name(raw.paths[i]).decode() for i in range(raw.num_paths)]
+    return DeviceInfo(lib.ft_backend_name(raw.backend).decode(), raw.index, raw.name.decode("utf-8", "replace"),
+                      bool(raw.software), paths)
+
+
+def devices() -> List[DeviceInfo]:
+    """All devices of all built backends, in the order backend='auto' considers them."""
+    lib = _load()
+    n = ctypes.c_int()
+    _check(lib.ft_device_count(ctypes.byref(n)))
+    out = []
+    for i in range(n.value):
+        raw = _DeviceInfo()
+        _check(lib.ft_device_list_info(i, ctypes.byref(raw)))
+        out.append(_info(raw))
+    return out
+
+
+def unavailable_reason(backend) -> str:
+    """Why a backend has no device here ('' when it has one)."""
+    lib = _load()
+    buf = ctypes.create_string_buffer(1024)
+    _check(lib.ft_backend_unavailable_reason(_backend_id(backend), buf, len(buf)))
+    return buf.value.decode("utf-8", "replace")
+
+
+class Device:
+    """An open flashtile device. Devices are cached: Device.get(backend, index) returns the same object."""
+
+    _cache = {}
+    _cache_lock = threading.Lock()
+
+    def __init__(self, backend="auto", index: int = 0):
+        lib = _load()
+        handle = ctypes.c_void_p()
+        _check(lib.ft_device_open(_backend_id(backend), int(index), ctypes.byref(handle)))
+        self._handle = handle
+        raw = _DeviceInfo()
+        _check(lib.ft_device_info_get(handle, ctypes.byref(raw)))
+        self.info = _info(raw)
+
+    @classmethod
+    def get(cls, backend="auto", index: int = 0) -> "Device":
+        key = (_backend_id(backend), int(index))
+        with cls._cache_lock:
+            dev = cls._cache.get(key)
+            if dev is None:
+                dev = cls._cache[key] = cls(backend, index)
+            return dev
+
+    @property
+    def backend(self) -> str:
+        return self.info.backend
+
+    def sync(self) -> None:
+        _check(_lib.ft_device_sync(self._handle))
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and _lib is not None:
+            _lib.ft_device_destroy(self._handle)
+            self._handle = None
+
+    def __repr__(self):
+        return "flashtile.Device(%s #%d %r, paths=%s)" % (self.info.backend, self.info.index, self.info.name,
+                                                          self.info.paths)
+
+
+class _Tensor:
+    """An ft_tensor handle, destroyed with the object. Views keep `keep` (the memory's owner) alive."""
+
+    def __init__(self, handle: ctypes.c_void_p, keep: Any = None):
+        self.handle, self.keep = handle, keep
+
+    def __del__(self):
+        if getattr(self, "handle", None) and _lib is not None:
+            _lib.ft_tensor_destroy(self.handle)
+            self.handle = None
+
+
+def _i64(values: Sequence[int]):
+    return (ctypes.c_int64 * len(values))(*[int(x) for x in values])
+
+
+def _create(dev: Device, dtype: str, shape: Sequence[int]) -> _Tensor:
+    h = ctypes.c_void_p()
+    _check(_lib.ft_tensor_create(dev._handle, DTYPES[dtype], len(shape), _i64(shape), ctypes.byref(h)))
+    return _Tensor(h)
+
+
+def _wrap(kind: str, dev: Device, ptr: int, dtype: str, shape, strides, keep=None) -> _Tensor:
+    h = ctypes.c_void_p()
+    fn = _lib.ft_tensor_wrap_cuda if kind == "cuda" else _lib.ft_tensor_wrap_host
+    _check(fn(dev._handle, ctypes.c_void_p(ptr), DTYPES[dtype], len(shape), _i64(shape), _i64(strides),
+              ctypes.byref(h)))
+    return _Tensor(h, keep)
+
+
+_tls = threading.local()
+
+
+def last_result() -> Optional[Result]:
+    """The Result (backend, path, kernel, note, asynchronous) of this thread's most recent attention() call."""
+    return getattr(_tls, "result", None)
+
+
+def _options(causal: bool, scale: Optional[float], path, stream: int = 0, command_buffer: int = 0) -> _Options:
+    o = _Options()
+    o.scale = float("nan") if scale is None else float(scale)
+    o.causal = 1 if causal else 0
+    o.path = _path_id(path)
+    o.cuda_stream = stream or None
+    o.vk_command_buffer = command_buffer or None
+    return o
+
+
+def _to_result(r: _Result) -> Result:
+    return Result(_lib.ft_backend_name(r.backend).decode(), r.path_name.decode(), r.kernel.decode("utf-8", "replace"),
+                  r.note.decode("utf-8", "replace"), bool(r.asynchronous))
+
+
+def _forward(tensors, opts: _Options, run: bool = True) -> Result:
+    q, k, v, o, lse = tensors
+    res = _Result()
+    fn = _lib.ft_attention_forward if run else _lib.ft_attention_plan
+    _check(fn(q.handle, k.handle, v.handle, o.handle, lse.handle if lse is not None else None, ctypes.byref(opts),
+              ctypes.byref(res)))
+    result = _to_result(res)
+    if run:
+        _tls.result = result
+    return result
+
+
+# ---- Host buffers. -------------------------------------------------------------------------------------------------
+
+
+class HostArray:
+    """A shaped, typed view of a host buffer: `buffer` (anything with the buffer protocol), a C-contiguous `shape`
+    and a dtype ('f16', 'bf16' or 'f32'). For formats memoryview can't name (bf16), or flat buffers (array.array)."""
+
+    def __init__(self, buffer, shape: Sequence[int], dtype: str):
+        if dtype not in DTYPES:
+            raise InvalidArgument("dtype: unknown name %r (one of f16, bf16, f32)" % (dtype,))
+        self.buffer, self.shape, self.dtype = buffer, tuple(int(s) for s in shape), dtype
+        n = 1
+        for s in self.shape:
+            n *= s
+        nbytes = memoryview(buffer).nbytes
+        if nbytes != n * _DTYPE_SIZE[dtype]:
+            raise InvalidArgument("buffer: %d bytes, but shape %s of %s needs %d" % (nbytes, list(self.shape), dtype,
+                                                                                      n * _DTYPE_SIZE[dtype]))
+
+    @classmethod
+    def empty(cls, shape: Sequence[int], dtype: str) -> "HostArray":
+        n = 1
+        for s in shape:
+            n *= int(s)
+        return cls(bytearray(n * _DTYPE_SIZE[dtype]), shape, dtype)
+
+    @classmethod
+    def from_floats(cls, values: Sequence[float], shape: Sequence[int], dtype: str) -> "HostArray":
+        """Round Python floats to `dtype` (nearest even) into a new buffer."""
+        return cls(bytearray(_pack(values, dtype)), shape, dtype)
+
+    def view(self) -> memoryview:
+        """A memoryview of the elements with this array's shape: 'f' for f32, 'H' (raw bits) for f16 and bf16."""
+        return memoryview(self.buffer).cast("B").cast(_VIEW_FORMAT[self.dtype], list(self.shape))
+
+    def tolist(self) -> List[float]:
+        """The elements as Python floats, flat, in C order."""
+        return _unpack(memoryview(self.buffer).cast("B"), self.dtype)
+
+    def __repr__(self):
+        return "flashtile.HostArray(shape=%s, dtype=%s)" % (list(self.shape), self.dtype)
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def float_to_bf16(x: float) -> int:
+    """Round a float to bf16 (nearest even), as its 16 bits."""
+    u = _f32_bits(x)
+    if (u & 0x7F800000) == 0x7F800000 and (u & 0x007FFFFF):
+        return (u >> 16) | 0x40  # NaN stays NaN
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+
+
+def bf16_to_float(b: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", (b & 0xFFFF) << 16))[0]
+
+
+def _pack(values: Sequence[float], dtype: str) -> bytes:
+    if dtype == "bf16":
+        return struct.pack("<%dH" % len(values), *[float_to_bf16(x) for x in values])
+    return struct.pack("<%d%s" % (len(values), _DTYPE_FORMAT[dtype]), *values)
+
+
+def _unpack(raw: memoryview, dtype: str) -> List[float]:
+    n = raw.nbytes // _DTYPE_SIZE[dtype]
+    if dtype == "bf16":
+        return [bf16_to_float(b) for b in struct.unpack("<%dH" % n, raw)]
+    return list(struct.unpack("<%d%s" % (n, _DTYPE_FORMAT[dtype]), raw))
+
+
+class _HostOperand:
+    """A host operand, normalized: a C-ordered memoryview of bytes plus shape, element strides and dtype."""
+
+    def __init__(self, x, name: str, dtype: Optional[str]):
+        self.obj = x
+        if isinstance(x, HostArray):
+            mv = memoryview(x.buffer).cast("B")
+            self.dtype, self.shape = x.dtype, x.shape
+            self.strides = _contiguous(self.shape)
+            self.bytes_view = mv
+            self.base_view = mv
+            return
+        try:
+            mv = memoryview(x)
+        except TypeError:
+            raise InvalidArgument("%s: needs a torch tensor, a buffer-protocol object (numpy array, shaped "
+                                  "memoryview) or a flashtile.HostArray; got %s" % (name, type(x).__name__)) from None
+        fmt = mv.format.lstrip("@=<")
+        if dtype is None:
+            dtype = _FORMAT_DTYPE.get(fmt)
+            if dtype is None:
+                raise InvalidArgument("%s: buffer format %r is not f16 ('e') or f32 ('f'); for 16-bit data held "
+                                      "as uint16 bits pass dtype='f16' or 'bf16', or use flashtile.HostArray"
+                                      % (name, fmt))
+        size = _DTYPE_SIZE[dtype]
+        if mv.itemsize != size:
+            raise DTypeMismatch("%s: items of %d bytes, but %s needs %d" % (name, mv.itemsize, dtype, size))
+        if any(s % size for s in mv.strides):
+            raise BadStride("%s: byte strides %s are not multiples of the element size %d" %
+                            (name, list(mv.strides), size))
+        self.dtype, self.shape = dtype, tuple(mv.shape)
+        self.strides = tuple(s // size for s in mv.strides)
+        self.base_view = mv
+        self.bytes_view = mv.cast("B") if mv.c_contiguous else memoryview(mv.tobytes())
+
+    @property
+    def contiguous(self) -> bool:
+        return tuple(self.strides) == _contiguous(self.shape)
+
+
+def _contiguous(shape: Sequence[int]) -> Tuple[int, ...]:
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= int(s)
+    return tuple(reversed(out))
+
+
+def _numpy_module(x):
+    if type(x).__module__ == "numpy":
+        import numpy  # present: x is one of its arrays
+        return numpy
+    return None
+
+
+def _host_pointer(view: memoryview) -> Optional[Tuple[int, Any]]:
+    """The address of a writable, C-contiguous buffer and the ctypes object keeping it exported; None otherwise."""
+    if view.readonly or not view.c_contiguous or view.nbytes == 0:
+        return None
+    arr = (ctypes.c_char * view.nbytes).from_buffer(view)
+    return ctypes.addressof(arr), arr
+
+
+# The CPU device reads and writes host buffers in place; False forces the upload/download route other devices take
+# (the tests use it to cover that route without a GPU).
+_host_zero_copy = True
+
+
+def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype):
+    ops = [_HostOperand(x, n, dtype) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    oq = ops[0]
+    if len(oq.shape) != 4:
+        raise InvalidArgument("q: needs 4 dimensions [batch, seqlen, heads, head_dim], got shape %s" % (list(oq.shape),))
+    dev = Device.get("auto" if backend is None else backend, 0)
+    B, Sq, Hq = oq.shape[0], oq.shape[1], oq.shape[2]
+    np_mod = _numpy_module(q)
+    if np_mod is not None and oq.dtype != "bf16":
+        out_obj = np_mod.empty(oq.shape, dtype=np_mod.float16 if oq.dtype == "f16" else np_mod.float32)
+        lse_obj = np_mod.empty((B, Hq, Sq), dtype=np_mod.float32) if return_lse else None
+        out_view = memoryview(out_obj).cast("B")
+        lse_view = memoryview(lse_obj).cast("B") if return_lse else None
+    else:
+        out_obj = HostArray.empty(oq.shape, oq.dtype)
+        lse_obj = HostArray.empty((B, Hq, Sq), "f32") if return_lse else None
+        out_view = memoryview(out_obj.buffer).cast("B")
+        lse_view = memoryview(lse_obj.buffer).cast("B") if return_lse else None
+
+    on_cpu = dev.backend == "cpu" and _host_zero_copy
+    tensors = []
+    for op in ops:
+        ptr = _host_pointer(op.base_view if not isinstance(op.obj, HostArray) else op.bytes_view) if on_cpu else None
+        if ptr is not None:  # zero copy: the CPU device reads the caller's memory through its strides
+            tensors.append(_wrap("host", dev, ptr[0], op.dtype, op.shape, op.strides, keep=ptr[1]))
+        else:
+            t = _create(dev, op.dtype, op.shape)
+            buf = (ctypes.c_char * op.bytes_view.nbytes).from_buffer_copy(op.bytes_view)
+            _check(_lib.ft_tensor_upload(t.handle, buf, op.bytes_view.nbytes))
+            tensors.append(t)
+    outs = []
+    for view, shape, dt in ((out_view, oq.shape, oq.dtype), (lse_view, (B, Hq, Sq), "f32")):
+        if view is None:
+            outs.append(None)
+        elif on_cpu:
+            ptr = _host_pointer(view)
+            outs.append(_wrap("host", dev, ptr[0], dt, shape, _contiguous(shape), keep=ptr[1]))
+        else:
+            outs.append(_create(dev, dt, shape))
+    _forward(tensors + outs, _options(causal, scale, path))
+    if not on_cpu:
+        for t, view in zip(outs, (out_view, lse_view)):
+            if t is not None:
+                dst = (ctypes.c_char * view.nbytes).from_buffer(view)
+                _check(_lib.ft_tensor_download(t.handle, dst, view.nbytes))
+                del dst
+    del tensors, outs  # release the buffer exports before handing the outputs back
+    return (out_obj, lse_obj) if return_lse else out_obj
+
+
+# ---- PyTorch tensors. ----------------------------------------------------------------------------------------------
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride")
+
+
+def _torch_dtype(t, name: str) -> str:
+    import torch
+    table = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+    if t.dtype not in table:
+        raise DTypeMismatch("%s: dtype %s is not float16, bfloat16 or float32" % (name, t.dtype))
+    return table[t.dtype]
+
+
+def _torch_prepare(q, k, v, return_lse, backend):
+    """Devices and outputs for a torch call: (device, kind, out, lse, stream)."""
+    import torch
+    for x, n in ((k, "k"), (v, "v")):
+        if not _is_torch(x):
+            raise InvalidArgument("%s: q is a torch tensor, so %s must be one too" % (n, n))
+        if x.device != q.device:
+            raise DeviceMismatch("%s: on %s, but q is on %s" % (n, x.device, q.device))
+    if q.dim() != 4:
+        raise InvalidArgument("q: needs 4 dimensions [batch, seqlen, heads, head_dim], got %d" % q.dim())
+    if q.is_cuda:
+        if backend not in (None, "cuda", "auto", BACKENDS["cuda"], BACKENDS["auto"]):
+            raise DeviceMismatch("backend: %r, but the tensors are CUDA tensors" % (backend,))
+        index = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        # torch's default stream is the legacy default stream, handle 0; to flashtile a null stream means "your own
+        # stream, synchronously". cudaStreamLegacy ((cudaStream_t)1) names the legacy stream for launches: use it so
+        # the call stays asynchronous and ordered with torch's work.
+        if stream == 0:
+            stream = _CUDA_STREAM_LEGACY
+        dev, kind = Device.get("cuda", index), "cuda"
+    elif q.device.type == "cpu":
+        if backend not in (None, "cpu", "auto", BACKENDS["cpu"], BACKENDS["auto"]):
+            raise DeviceMismatch("backend: %r, but the tensors are CPU tensors" % (backend,))
+        dev, kind, stream = Device.get("cpu", 0), "host", 0
+    else:
+        raise DeviceMismatch("q: torch device %s is neither cuda nor cpu" % (q.device,))
+    B, Sq, Hq, D = q.shape
+    out = torch.empty((B, Sq, Hq, D), dtype=q.dtype, device=q.device)
+    lse = torch.empty((B, Hq, Sq), dtype=torch.float32, device=q.device) if return_lse else None
+    return dev, kind, out, lse, stream
+
+
+def _torch_wrap(dev, kind, x, name):
+    # Element strides straight from torch: no copy, whatever the layout (the library checks the head dim's stride).
+    return _wrap(kind, dev, x.data_ptr(), _torch_dtype(x, name), tuple(x.shape), tuple(x.stride()), keep=x)
+
+
+def _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=True):
+    dev, kind, out, lse, stream = _torch_prepare(q, k, v, return_lse, backend)
+    tensors = [_torch_wrap(dev, kind, x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (out, "out"))]
+    tensors.append(_torch_wrap(dev, kind, lse, "lse") if lse is not None else None)
+    result = _forward(tensors, _options(causal, scale, path, stream=stream), run=run)
+    if not run:
+        return result
+    return (out, lse) if return_lse else out
+
+
+# ---- The entry points. ---------------------------------------------------------------------------------------------
+
+
+def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
+              backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None):
+    """softmax(q·kᵀ·scale)·v, exact, for q [B, Sq, Hq, D], k and v [B, Sk, Hkv, D] (Hq a multiple of Hkv).
+
+    causal: bottom-right aligned when Sq != Sk. scale: default 1/sqrt(D). return_lse: also return the f32 log-sum-exp
+    [B, Hq, Sq] (natural log). backend: 'cpu', 'cuda', 'vulkan' or None (the tensors' device for torch tensors,
+    'auto' for host buffers). path: force a kernel path ('cuda_sm90', 'vulkan_portable', ...). dtype: for host buffers
+    whose format doesn't say (bf16 as uint16). last_result() tells which path and kernel ran.
+    """
+    _load()
+    if _is_torch(q):
+        return _torch_attention(q, k, v, causal, scale, return_lse, backend, path)
+    return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype)
+
+
+def plan(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
+         backend: Optional[str] = None, path: Optional[str] = None) -> Result:
+    """The Result attention() would give for torch tensors q, k, v, without running anything."""
+    _load()
+    if not _is_torch(q):
+        raise InvalidArgument("q: plan() takes torch tensors; for host buffers call attention() and last_result()")
+    return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=False)
