@@ -1,0 +1,227 @@
+// sm80 forward kernel family: FlashAttention-2 style, one CTA per (64-row query tile, query head, batch), 4 warps of
+// 16 query rows each. K/V tiles stream through cp.async double buffering in XOR-swizzled shared memory;
+// S = Q·Kᵀ and O += P·V run on mma.sync m16n8k16 (f16/bf16 in, f32 accumulate); the softmax is online, in exp2 with
+// the scale folded in (scale_log2). Runs on sm_80 .. sm_90. Included only by the instantiation files.
+#pragma once
+
+#include "attn/fwd_params.hpp"
+#include "attn/sm80_traits.hpp"
+#include "tile/ops.cuh"
+#include "tile/sm80/ops_any.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+
+namespace flashtile::cuda::sm80 {
+
+template <ElemType E>
+struct Elem {
+  using type = tile::bf16;
+};
+template <>
+struct Elem<ElemType::F16> {
+  using type = tile::half;
+};
+
+// The kernel's whole input: the backend's params plus what the launch layer derived from them.
+struct KernelArgs {
+  FwdParams p;
+  bool aligned16;  // sm80::aligned16(p): the cp.async / 32-bit-store path
+};
+
+__device__ __forceinline__ std::int64_t imin(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+__device__ __forceinline__ std::int64_t imax(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
+
+// Shared memory of one CTA: the Q tile and kStages K and V tiles, in the framework's swizzled layout.
+template <int D, class T>
+struct Smem {
+  using Tr = Traits<D>;
+  tile::st<T, Tr::kBlockM, D> q;
+  tile::st<T, Tr::kBlockN, D> k[Tr::kStages];
+  tile::st<T, Tr::kBlockN, D> v[Tr::kStages];
+};
+static_assert(sizeof(Smem<128, tile::bf16>) == Traits<128>::kSmemBytes && sizeof(Smem<256, tile::half>) ==
+              Traits<256>::kSmemBytes && sizeof(Smem<64, tile::bf16>) == Traits<64>::kSmemBytes,
+              "Traits::kSmemBytes must match the shared tiles");
+
+template <int D, ElemType E, bool Causal>
+__global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_constant__ KernelArgs args) {
+  using namespace tile;
+  using Tr = Traits<D>;
+  using T = typename Elem<E>::type;
+  constexpr int kM = Tr::kBlockM, kN = Tr::kBlockN, kT = Tr::kThreads;
+  const FwdParams& p = args.p;
+  const bool al = args.aligned16;
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  Smem<D, T>& sm = *reinterpret_cast<Smem<D, T>*>(smem_raw);
+
+  const int tid = threadIdx.x, w = warp::index();
+  // Causal: launch the longest (last) query tiles first so the tail of the grid is short.
+  const int m_tile = Causal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int hk = h / (p.heads_q / p.heads_kv);  // GQA/MQA: a group of query heads shares one kv head
+  const std::int64_t Sq = p.seqlen_q, Sk = p.seqlen_k;
+  const std::int64_t q0 = std::int64_t(m_tile) * kM;
+  const std::int64_t diag = Sk - Sq;  // bottom-right causal: row i sees keys j <= i + diag
+
+  const T* gq = static_cast<const T*>(p.q) + b * p.q_sb + h * p.q_sh + q0 * p.q_ss;
+  const T* gk = static_cast<const T*>(p.k) + b * p.k_sb + hk * p.k_sh;
+  const T* gv = static_cast<const T*>(p.v) + b * p.v_sb + hk * p.v_sh;
+  T* go = static_cast<T*>(p.o) + b * p.o_sb + h * p.o_sh;
+
+  // Keys this tile needs: all, or (causal) up to the diagonal of its last valid row. Fully masked K tiles are
+  // never loaded.
+  std::int64_t key_end = Sk;
+  if constexpr (Causal) key_end = imin(Sk, imin(q0 + kM, Sq) + diag);
+  const int n_tiles = key_end > 0 ? int((key_end + kN - 1) / kN) : 0;
+
+  auto load_kv = [&](int j) {
+    const std::int64_t n0 = std::int64_t(j) * kN;
+    const int valid = int(imin(Sk - n0, kN));
+    tile::sm80::load_rows<kT>(sm.k[j % Tr::kStages], gk + n0 * p.k_ss, p.k_ss, valid, tid, al);
+    tile::sm80::load_rows<kT>(sm.v[j % Tr::kStages], gv + n0 * p.v_ss, p.v_ss, valid, tid, al);
+  };
+
+  tile::sm80::load_rows<kT>(sm.q, gq, p.q_ss, int(imin(Sq - q0, kM)), tid, al);
+  if (n_tiles > 0) load_kv(0);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // This warp's 16 query rows as A operands, one 16x16 register tile per 16 head-dim columns (d=256 re-reads them
+  // from shared memory each K tile to stay within the register budget).
+  rt<T, 16, 16> qr[Tr::kQInRegs ? D / 16 : 1];
+  if constexpr (Tr::kQInRegs) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) load(qr[kk], sm.q, w * 16, kk * 16);
+  }
+
+  rt_fl<16, 16> o[D / 16];  // output accumulator, 16 rows x D, in 16-column pieces
+#pragma unroll
+  for (int i = 0; i < D / 16; ++i) zero(o[i]);
+  rv_fl_rows<16> m, l;  // running row max of scaled scores (log2 units); this lane's share of the row sum
+  fill(m, kNegInf);
+  fill(l, 0.f);
+  const std::int64_t row0 = q0 + w * 16;  // first query row of this warp
+
+  for (int j = 0; j < n_tiles; ++j) {
+    if (j > 0) {
+      cp_async_wait<0>();  // tile j landed ...
+      __syncthreads();     // ... and every warp finished tile j-1, whose stage the next prefetch overwrites
+    }
+    if (j + 1 < n_tiles) {
+      load_kv(j + 1);
+      cp_async_commit();
+    }
+    const auto& sk = sm.k[j % Tr::kStages];
+    const auto& sv = sm.v[j % Tr::kStages];
+
+    // ---- S = Q·Kᵀ (16 x kN per warp), K read 16 head-dim columns at a time ----
+    rt_fl<16, kN> s;
+    zero(s);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      rt<T, kN, 16> kt;
+      load(kt, sk, 0, kk * 16);
+      if constexpr (Tr::kQInRegs) {
+        mma_ABt(s, qr[kk], kt, s);
+      } else {
+        rt<T, 16, 16> qt;
+        load(qt, sm.q, w * 16, kk * 16);
+        mma_ABt(s, qt, kt, s);
+      }
+    }
+
+    // ---- scale into the exp2 domain; mask only tiles that cross Sk or the diagonal ----
+    mul(s, s, p.scale_log2);
+    const std::int64_t n0 = std::int64_t(j) * kN;
+    bool need_mask = n0 + kN > Sk;
+    if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > q0 + diag;
+    if (need_mask) {
+      map(s, [=](int r, int c, float x) {
+        const std::int64_t key = n0 + c;
+        bool visible = key < Sk;
+        if constexpr (Causal) visible = visible && key <= row0 + r + diag;
+        return visible ? x : kNegInf;
+      });
+    }
+
+    // ---- online softmax ----
+    rv_fl_rows<16> m_new, m_use, alpha;
+    row_max(m_new, s, m);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)  // a row with no visible key yet keeps base 0: avoids (-inf) - (-inf)
+      m_use.v[0][hh] = m_new.v[0][hh] == kNegInf ? 0.f : m_new.v[0][hh];
+    sub(alpha, m, m_use);
+    exp2(alpha, alpha);  // exp2(-inf) = 0 rescales an empty history to 0
+    m = m_new;
+    exp2_sub_row(s, s, m_use);
+    mul(l, l, alpha);
+    row_sum_partial(l, s, l);
+#pragma unroll
+    for (int i = 0; i < D / 16; ++i) mul_row(o[i], o[i], alpha);
+
+    // ---- O += P·V: the S accumulator, converted, is P's A operand; V read as K x 16 col tiles ----
+    rt<T, 16, kN> pt;
+    copy(pt, s);
+#pragma unroll
+    for (int i = 0; i < D / 16; ++i) {
+      rt<T, kN, 16, layout::col> vt;
+      load(vt, sv, 0, i * 16);
+      mma_AB(o[i], pt, vt, o[i]);
+    }
+  }
+
+  // ---- epilogue: normalize, store rows < Sq, LSE (natural log); rows that saw no key give 0 and -inf ----
+  rv_fl_rows<16> inv;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    l.v[0][hh] = quad_sum(l.v[0][hh]);
+    inv.v[0][hh] = l.v[0][hh] > 0.f ? 1.f / l.v[0][hh] : 0.f;
+  }
+  const int valid_rows = int(imax(0, imin(Sq - row0, 16)));
+#pragma unroll
+  for (int i = 0; i < D / 16; ++i) {
+    mul_row(o[i], o[i], inv);
+    tile::sm80::store_rows(go + row0 * p.o_ss + i * 16, p.o_ss, o[i], valid_rows, al);
+  }
+  if (p.lse != nullptr && (lane_id() & 3) == 0) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int r = (lane_id() >> 2) + hh * 8;
+      if (r < valid_rows)
+        p.lse[(std::int64_t(b) * p.heads_q + h) * Sq + row0 + r] =
+            l.v[0][hh] > 0.f ? (m.v[0][hh] + __log2f(l.v[0][hh])) * kLn2 : kNegInf;
+    }
+  }
+}
+
+// ---- host side of one instantiation (explicitly instantiated in sm80_fwd_d*.cu) -------------------------------------
+template <int D, ElemType E, bool Causal>
+cudaError_t launch(const FwdParams& p) {
+  using Tr = Traits<D>;
+  constexpr int kSmem = int(Tr::kSmemBytes);
+  auto* kernel = fwd_kernel<D, E, Causal>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); e != cudaSuccess)
+    return e;
+  const dim3 grid(unsigned((p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM), unsigned(p.heads_q), unsigned(p.batch));
+  kernel<<<grid, Tr::kThreads, kSmem, static_cast<cudaStream_t>(p.stream)>>>(KernelArgs{p, aligned16(p)});
+  return cudaGetLastError();
+}
+
+// Whether this build holds a binary the current device can load (cudaErrorInvalidDeviceFunction / NoKernelImage
+// otherwise).
+template <int D, ElemType E, bool Causal>
+cudaError_t probe() {
+  cudaFuncAttributes attr{};
+  return cudaFuncGetAttributes(&attr, fwd_kernel<D, E, Causal>);
+}
+
+#define FLASHTILE_SM80_INSTANTIATE(D, E, C)                                    \
+  template cudaError_t launch<D, ElemType::E, C>(const FwdParams&);            \
+  template cudaError_t probe<D, ElemType::E, C>();
+
+}  // namespace flashtile::cuda::sm80

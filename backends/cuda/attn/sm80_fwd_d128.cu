@@ -1,0 +1,10 @@
+// sm80 forward instantiations for head_dim 128: {bf16, f16} x {causal, not}. One file per head dim keeps the
+// parallel build balanced.
+#include "attn/sm80_fwd.cuh"
+
+namespace flashtile::cuda::sm80 {
+FLASHTILE_SM80_INSTANTIATE(128, BF16, false)
+FLASHTILE_SM80_INSTANTIATE(128, BF16, true)
+FLASHTILE_SM80_INSTANTIATE(128, F16, false)
+FLASHTILE_SM80_INSTANTIATE(128, F16, true)
+}  // namespace flashtile::cuda::sm80

@@ -1,0 +1,291 @@
+// sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
+//
+// Roles of one CTA (kBlockM query rows of one (batch, head)):
+//  - producer warpgroup: one thread issues TMA loads of Q once, then K and V tiles into a kStages-deep ring; a
+//    stage is refilled once both consumers released it (empty barrier).
+//  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
+//    exp2 domain, O += P·V (wgmma, P from registers, V MN-major in smem), release the stage.
+//  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written), LSE in natural log.
+// K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
+#pragma once
+
+#include "attn/sm90_traits.hpp"
+#include "tile/tile.cuh"
+
+namespace flashtile::cuda {
+
+template <typename T>
+struct Sm90Params {
+  CUtensorMap q_map, k_map, v_map;  // boxes of kBlockM (Q) / kBlockN (K, V) rows x 64 columns, 128B swizzle
+  T* o;
+  float* lse;  // [B, Hq, Sq] or null
+  std::int64_t o_sb, o_ss, o_sh;
+  int seqlen_q, seqlen_k, heads_q, group;  // group = Hq / Hkv
+  float scale_log2;
+};
+
+template <int D, typename T, bool kCausal>
+struct Sm90Smem {
+  using Sh = Sm90Shape<D, kCausal>;
+  tile::st<T, Sh::kBlockM, D> q;
+  tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
+  tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
+  // K and V have their own rings: K(n+1) can land while P(n)·V(n) still reads V.
+  tile::mbarrier q_full, k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
+};
+
+// Number of K/V blocks this query block sees (0: every row of it sees no key).
+template <int M, int N, bool kCausal>
+__device__ __forceinline__ int sm90_num_kv_blocks(int m_block, int sq, int sk) {
+  int keys = sk;
+  if constexpr (kCausal) keys = min(sk, max(0, min(sq, (m_block + 1) * M) + sk - sq));
+  return (keys + N - 1) / N;
+}
+
+// Online softmax of one warp's 16 rows in the exp2 domain. Maxima are kept on raw scores; m_use = max·scale·log2e
+// with -inf (no key seen yet) replaced by 0, so exp2(s·scale·log2e - m_use) is one FFMA + ex2 and never NaN;
+// corr = exp2(old m_use' - new m_use) is 0 while the old max is -inf (O and l are 0 then). l stays per lane and is
+// reduced over the quad at the end.
+template <int N, bool kCausal>
+struct Sm90Softmax {
+  int seqlen_k, diag, block_row0, row0;  // row i sees keys j <= i + diag; block_row0: first row of the CTA
+  float scale_log2;
+  tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
+
+  // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s.
+  __device__ __forceinline__ void step(tile::rt_fl<16, N>& s, int key0) {
+    namespace tl = flashtile::tile;
+    if (key0 + N > seqlen_k || (kCausal && key0 + N - 1 > block_row0 + diag)) {
+      tl::map(s, [&](int r, int col, float x) {
+        const int key = key0 + col;
+        return key < seqlen_k && (!kCausal || key <= row0 + r + diag) ? x : tl::kNegInf;
+      });
+    }
+    tl::row_max(m_run, s, m_run);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const float mu = m_run.v[0][i] == tl::kNegInf ? 0.0f : m_run.v[0][i] * scale_log2;
+      corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
+      m_use.v[0][i] = mu;
+    }
+    tl::exp2_fma_row(s, s, scale_log2, m_use);
+    tl::mul(l_run, l_run, corr);
+    tl::row_sum_partial(l_run, s, l_run);
+  }
+};
+
+template <int D, typename T, bool kCausal>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
+    sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  namespace tl = flashtile::tile;
+  using Sh = Sm90Shape<D, kCausal>;
+  constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
+  constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
+  extern __shared__ char smem_raw[];
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+                                                         ~std::uintptr_t{1023});
+
+  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // causal: heaviest blocks first
+  const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / p.group;
+  const int n_blocks = sm90_num_kv_blocks<M, N, kCausal>(m_block, p.seqlen_q, p.seqlen_k);
+  const int wg = tl::warpgroup::index();
+
+  if (threadIdx.x == 0) {
+    tl::init(sm.q_full, 1);
+    for (int s = 0; s < S; ++s) {
+      tl::init(sm.k_full[s], 1);
+      tl::init(sm.v_full[s], 1);
+      tl::init(sm.k_empty[s], 128 * Sh::kConsumers);
+      tl::init(sm.v_empty[s], 128 * Sh::kConsumers);
+    }
+    tl::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
+    tl::setmaxnreg_dec<Sh::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      // Block `it` (visited last key block first) goes to stage it % S once the consumers released its last use.
+      auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, int it) {
+        const int s = it % S;
+        tl::wait(empty[s], ((it / S) & 1) ^ 1);
+        tl::arrive_expect_tx(full[s], kKVBytes);
+        tl::load_async(tiles[s], map, full[s], (n_blocks - 1 - it) * N, kv_head, batch);
+      };
+      tl::arrive_expect_tx(sm.q_full, decltype(sm.q)::kBytes);
+      tl::load_async(sm.q, &p.q_map, sm.q_full, m_block * M, head, batch);
+      // In the order the consumers use them: K0, K1, V0, K2, V1, ...
+      for (int it = 0; it <= n_blocks; ++it) {
+        if (it < n_blocks) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, it);
+        if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, it - 1);
+      }
+    }
+    return;
+  }
+  // ------------------------------------------------------------------------------------------------- consumers
+  tl::setmaxnreg_inc<Sh::kConsumerRegs>();
+  const int c = wg - 1, w = tl::warpgroup::warp_in_scope(), lane = tl::lane_id();
+  const int row0 = m_block * M + c * 64 + w * 16;  // first query row of this warp
+  Sm90Softmax<N, kCausal> sfx{p.seqlen_k, p.seqlen_k - p.seqlen_q, m_block * M, row0, p.scale_log2};
+  tl::rt_fl<16, N> s_acc;
+  tl::rt_fl<16, D> o_acc;
+  tl::rt<T, 16, N> p_reg;
+  tl::zero(o_acc);
+  tl::wait(sm.q_full, 0);
+  // Pingpong: the two consumers take turns issuing their wgmmas (named barriers 1 and 2), so one's softmax runs
+  // while the other's matrix products do. Consumer 1 lets consumer 0 go first and skips its last hand-back, which
+  // keeps every barrier's arrivals balanced.
+  const bool pp = Sh::kPingpong && n_blocks > 0;
+  auto turn_begin = [&] { if (pp) tl::named_sync(1 + c, 256); };
+  auto turn_end = [&](bool last) { if (pp && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
+  if (pp && c == 1) tl::named_arrive(1, 256);
+  // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
+  auto wait_k = [&](int it) { tl::wait(sm.k_full[it % S], (it / S) & 1); };
+  auto wait_v = [&](int it) { tl::wait(sm.v_full[it % S], (it / S) & 1); };
+  auto qk = [&](int it) {  // issue S = Q·K(it)ᵀ
+    tl::mma_ABt(s_acc, sm.q, c * 64, sm.k[it % S], false);
+    tl::commit();
+  };
+  auto pv = [&](int it) {  // issue O += P·V(it)
+    tl::mma_AB(o_acc, p_reg, sm.v[it % S], true);
+    tl::commit();
+  };
+
+  if constexpr (!Sh::kOverlap) {  // one block at a time: S = Q·Kᵀ, softmax, O += P·V
+    for (int it = 0; it < n_blocks; ++it) {
+      wait_k(it);
+      turn_begin();
+      tl::fence();
+      qk(it);
+      turn_end(false);
+      tl::wait<0>();
+      tl::fence_operand(s_acc);
+      tl::arrive(sm.k_empty[it % S]);
+      sfx.step(s_acc, (n_blocks - 1 - it) * N);
+      tl::mul_row(o_acc, o_acc, sfx.corr);
+      tl::copy(p_reg, s_acc);
+      wait_v(it);
+      turn_begin();
+      tl::fence();
+      pv(it);
+      turn_end(it == n_blocks - 1);
+      tl::wait<0>();
+      tl::fence_operand(o_acc);
+      tl::arrive(sm.v_empty[it % S]);
+    }
+  } else if (n_blocks > 0) {  // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V
+    wait_k(0);
+    turn_begin();
+    tl::fence();
+    qk(0);
+    turn_end(false);
+    tl::wait<0>();
+    tl::fence_operand(s_acc);
+    tl::arrive(sm.k_empty[0]);
+    sfx.step(s_acc, (n_blocks - 1) * N);
+    tl::copy(p_reg, s_acc);
+    for (int it = 1; it < n_blocks; ++it) {
+      wait_k(it);
+      wait_v(it - 1);
+      turn_begin();
+      tl::fence();
+      qk(it);
+      pv(it - 1);
+      turn_end(false);
+      tl::wait<1>();
+      tl::fence_operand(s_acc);
+      tl::arrive(sm.k_empty[it % S]);
+      sfx.step(s_acc, (n_blocks - 1 - it) * N);
+      tl::wait<0>();
+      tl::fence_operand(o_acc);
+      tl::fence_operand(p_reg);
+      tl::arrive(sm.v_empty[(it - 1) % S]);
+      tl::mul_row(o_acc, o_acc, sfx.corr);
+      tl::copy(p_reg, s_acc);
+    }
+    wait_v(n_blocks - 1);
+    turn_begin();
+    tl::fence();
+    pv(n_blocks - 1);
+    turn_end(true);
+    tl::wait<0>();
+    tl::fence_operand(o_acc);
+    tl::arrive(sm.v_empty[(n_blocks - 1) % S]);
+  }
+
+  // ------------------------------------------------------------------------------------------------- epilogue
+  tl::rv_fl_rows<16> inv_l;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    sfx.l_run.v[0][i] = tl::quad_sum(sfx.l_run.v[0][i]);
+    inv_l.v[0][i] = sfx.l_run.v[0][i] > 0.0f ? 1.0f / sfx.l_run.v[0][i] : 0.0f;
+  }
+  tl::mul_row(o_acc, o_acc, inv_l);
+  const int valid = p.seqlen_q - row0;
+  if (valid > 0) {
+    T* o = p.o + batch * p.o_sb + head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
+    tl::store(o, p.o_ss, o_acc, valid);
+    if (p.lse != nullptr && (lane & 3) == 0) {
+      float* lse = p.lse + (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seqlen_q;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = row0 + (lane >> 2) + 8 * i;
+        if (r < p.seqlen_q)
+          lse[r] = sfx.l_run.v[0][i] > 0.0f ? (sfx.m_use.v[0][i] + __log2f(sfx.l_run.v[0][i])) * tl::kLn2
+                                            : tl::kNegInf;
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace flashtile::cuda
+
+// ---------------------------------------------------------------------------------------------------- host launch
+#include <flashtile/types.hpp>
+
+#include <string>
+
+#include "attn/fwd_params.hpp"
+
+namespace flashtile::cuda {
+
+inline void sm90_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// Build the TMA maps and launch one instantiation. Instantiated in sm90_fwd_d{64,128,256}.cu.
+template <int D, typename T, bool kCausal>
+void sm90_run(const FwdParams& f) {
+  using Sh = Sm90Shape<D, kCausal>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  Sm90Params<T> p{};
+  tile::gl4<T> q, k, v;
+  auto map = [](tile::gl4<T>& g, const void* ptr, int b, int s, int h, std::int64_t sb, std::int64_t ss,
+                std::int64_t sh, int rows, const char* name) {
+    const std::string why = tile::make_gl4(g, static_cast<T*>(const_cast<void*>(ptr)), b, s, h, D, sb, ss, sh, rows);
+    if (!why.empty()) throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + name + ": " + why);
+  };
+  map(q, f.q, f.batch, f.seqlen_q, f.heads_q, f.q_sb, f.q_ss, f.q_sh, Sh::kBlockM, "q");
+  map(k, f.k, f.batch, f.seqlen_k, f.heads_kv, f.k_sb, f.k_ss, f.k_sh, Sh::kBlockN, "k");
+  map(v, f.v, f.batch, f.seqlen_k, f.heads_kv, f.v_sb, f.v_ss, f.v_sh, Sh::kBlockN, "v");
+  p.q_map = q.map;
+  p.k_map = k.map;
+  p.v_map = v.map;
+  p.o = static_cast<T*>(f.o);
+  p.lse = f.lse;
+  p.o_sb = f.o_sb, p.o_ss = f.o_ss, p.o_sh = f.o_sh;
+  p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
+  p.scale_log2 = f.scale_log2;
+
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal>;
+  sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
+             "cudaFuncSetAttribute");
+  const dim3 grid((f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM, f.heads_q, f.batch);
+  kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, static_cast<cudaStream_t>(f.stream)>>>(p);
+  sm90_check(cudaGetLastError(), "kernel launch");
+}
+
+}  // namespace flashtile::cuda

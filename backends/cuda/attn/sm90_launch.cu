@@ -1,0 +1,75 @@
+// sm90 forward: the launch layer. Maps runtime head dim / dtype / causal to the template instantiations (compiled
+// in sm90_fwd_d{64,128,256}.cu) and says, in one line, why a call does not qualify.
+#include <flashtile/types.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "attn/fwd_params.hpp"
+#include "tile/base.cuh"
+#include "tile/gl.cuh"
+
+namespace flashtile::cuda {
+
+template <int D, typename T, bool kCausal>
+void sm90_run(const FwdParams& f);
+
+#define FT_SM90_EXTERN(D)                                                    \
+  extern template void sm90_run<D, tile::bf16, false>(const FwdParams&);   \
+  extern template void sm90_run<D, tile::bf16, true>(const FwdParams&);    \
+  extern template void sm90_run<D, tile::half, false>(const FwdParams&);   \
+  extern template void sm90_run<D, tile::half, true>(const FwdParams&);
+FT_SM90_EXTERN(64)
+FT_SM90_EXTERN(128)
+FT_SM90_EXTERN(256)
+#undef FT_SM90_EXTERN
+
+std::string sm90_fwd_supports(const FwdParams& p) {
+  if (p.device_cc != 90) return "cuda_sm90: needs sm_90 (device is sm_" + std::to_string(p.device_cc) + ")";
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "cuda_sm90: head_dim " + std::to_string(p.head_dim) + " not instantiated (64, 128, 256)";
+  if (p.batch > 65535 || p.heads_q > 65535) return "cuda_sm90: batch or heads above 65535 (grid limit)";
+  struct Op {
+    const char* name;
+    const void* ptr;
+    std::int64_t sb, ss, sh;
+  };
+  const Op ops[3] = {{"q", p.q, p.q_sb, p.q_ss, p.q_sh}, {"k", p.k, p.k_sb, p.k_ss, p.k_sh},
+                     {"v", p.v, p.v_sb, p.v_ss, p.v_sh}};
+  for (const Op& o : ops) {
+    const std::string why = tile::tma_unsupported(o.ptr, o.sb, o.ss, o.sh, 2);
+    if (!why.empty()) return std::string("cuda_sm90: ") + o.name + ": " + why;
+  }
+  // The epilogue stores pairs of elements (4 bytes).
+  if (reinterpret_cast<std::uintptr_t>(p.o) % 4 != 0 || p.o_sb % 2 != 0 || p.o_ss % 2 != 0 || p.o_sh % 2 != 0)
+    return "cuda_sm90: out: base address or strides not 4-byte aligned";
+  return {};
+}
+
+std::string sm90_fwd_name(const FwdParams& p) {
+  return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
+         (p.causal ? ",causal>" : ">");
+}
+
+namespace {
+template <int D>
+void launch_d(const FwdParams& p) {
+  const bool bf = p.dtype == ElemType::BF16;
+  if (bf && p.causal) sm90_run<D, tile::bf16, true>(p);
+  else if (bf) sm90_run<D, tile::bf16, false>(p);
+  else if (p.causal) sm90_run<D, tile::half, true>(p);
+  else sm90_run<D, tile::half, false>(p);
+}
+}  // namespace
+
+void sm90_fwd_launch(const FwdParams& p) {
+  const std::string why = sm90_fwd_supports(p);
+  if (!why.empty()) throw Error(ErrorCode::Unsupported, why);
+  switch (p.head_dim) {
+    case 64: launch_d<64>(p); break;
+    case 128: launch_d<128>(p); break;
+    default: launch_d<256>(p); break;
+  }
+}
+
+}  // namespace flashtile::cuda

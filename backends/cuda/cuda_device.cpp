@@ -1,0 +1,283 @@
+// The CUDA backend's DeviceImpl: one device per CUDA ordinal. Memory through cudaMalloc/cudaMemcpy, calls planned
+// over the kernel families (sm90 first on Hopper, then sm80) and launched through each family's launch layer.
+#include "attn/fwd_params.hpp"
+#include "backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#ifndef FLASHTILE_CUDA_SM90_BUILT
+#define FLASHTILE_CUDA_SM90_BUILT 0
+#endif
+#ifndef FLASHTILE_CUDA_ARCHS
+#define FLASHTILE_CUDA_ARCHS "?"
+#endif
+
+namespace flashtile::detail {
+namespace {
+
+constexpr bool kSm90Built = FLASHTILE_CUDA_SM90_BUILT != 0;
+constexpr int kMinCc = 80;
+constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+
+std::string cuda_error_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // allocation failure is not sticky: clear it so the next launch check is clean
+    throw Error(ErrorCode::OutOfMemory, std::string(what) + ": " + cuda_error_text(e));
+  }
+  throw Error(ErrorCode::BackendFailure, std::string(what) + ": " + cuda_error_text(e));
+}
+
+std::string fmt_bytes(std::size_t b) {
+  char buf[64];
+  if (b >= (std::size_t{1} << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(b) / (1 << 30));
+  else
+    std::snprintf(buf, sizeof buf, "%zu KiB", b >> 10);
+  return buf;
+}
+
+std::string fmt_version(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+// Makes `ordinal` current for one call and restores the caller's current device afterwards, so flashtile never
+// changes which device the application's own CUDA code runs on.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int ordinal) {
+    if (cudaGetDevice(&prev_) != cudaSuccess) prev_ = -1;
+    if (prev_ != ordinal) check(cudaSetDevice(ordinal), "cudaSetDevice");
+    else prev_ = -1;  // already current: nothing to restore
+  }
+  ~DeviceScope() {
+    if (prev_ >= 0) cudaSetDevice(prev_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int prev_ = -1;
+};
+
+cuda::ElemType elem_type(DType d) { return d == DType::BF16 ? cuda::ElemType::BF16 : cuda::ElemType::F16; }
+
+class CudaDevice final : public DeviceImpl {
+ public:
+  CudaDevice(int ordinal, const cudaDeviceProp& prop, int driver, int runtime) : ordinal_(ordinal) {
+    cc_ = prop.major * 10 + prop.minor;
+    sms_ = prop.multiProcessorCount;
+    info_.backend = Backend::Cuda;
+    info_.index = ordinal;
+    info_.name = prop.name;
+    info_.software = false;
+    if (cc_ == 90 && kSm90Built) info_.paths.push_back(Path::CudaSm90);  // sm_90a code runs on cc 9.0 only
+    if (cc_ >= kMinCc) info_.paths.push_back(Path::CudaSm80);
+    std::string compiled = std::string("cuda_sm80") + (kSm90Built ? ", cuda_sm90" : "") +
+                           " (archs " FLASHTILE_CUDA_ARCHS ")";
+    info_.caps = {
+        {"arch", "sm_" + std::to_string(cc_)},
+        {"multiprocessors", std::to_string(sms_)},
+        {"shared memory per block (opt-in)", fmt_bytes(prop.sharedMemPerBlockOptin)},
+        {"memory", fmt_bytes(prop.totalGlobalMem)},
+        {"driver", fmt_version(driver)},
+        {"runtime", fmt_version(runtime)},
+        {"compiled paths", compiled},
+    };
+    if (cc_ < kMinCc) info_.caps.emplace_back("unsupported", too_old());
+  }
+
+  ~CudaDevice() override {
+    if (stream_ != nullptr) {
+      int prev = -1;
+      cudaGetDevice(&prev);
+      cudaSetDevice(ordinal_);
+      cudaStreamDestroy(stream_);
+      if (prev >= 0 && prev != ordinal_) cudaSetDevice(prev);
+    }
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  // Kernels index with int64 element offsets (row * stride + head * stride ...); only the per-tensor row counts
+  // (batch, seqlen, heads) are int32, which plan() checks.
+  std::uint64_t max_index_elements() const override {
+    return static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  }
+
+  std::uint64_t alloc(std::size_t bytes) override {
+    const DeviceScope scope(ordinal_);
+    void* p = nullptr;
+    // A zero-byte request still gets a distinct, valid handle.
+    check(cudaMalloc(&p, std::max<std::size_t>(bytes, 1)), "cuda alloc");
+    return reinterpret_cast<std::uint64_t>(p);
+  }
+
+  void free(std::uint64_t handle) noexcept override {
+    if (handle == 0) return;
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(ordinal_);
+    cudaFree(reinterpret_cast<void*>(handle));
+    if (prev >= 0 && prev != ordinal_) cudaSetDevice(prev);
+  }
+
+  void upload(BufferRef dst, const void* src, std::size_t bytes) override {
+    const DeviceScope scope(ordinal_);
+    check(cudaMemcpy(ptr(dst), src, bytes, cudaMemcpyHostToDevice), "cuda upload");
+    // A pageable host-to-device copy may return before the DMA lands; callers' non-blocking streams must see it.
+    check(cudaDeviceSynchronize(), "cuda upload");
+  }
+
+  void download(void* dst, BufferRef src, std::size_t bytes) override {
+    const DeviceScope scope(ordinal_);
+    check(cudaMemcpy(dst, ptr(src), bytes, cudaMemcpyDeviceToHost), "cuda download");
+  }
+
+  Plan plan(const AttnArgs& args, const std::optional<Path>& forced) const override {
+    if (cc_ < kMinCc) throw Error(ErrorCode::Unsupported, too_old());
+    const DeviceScope scope(ordinal_);
+    const cuda::FwdParams p = params(args);
+    const std::string common = common_why_not(args);
+    std::vector<PathCheck> order;
+    for (Path path : info_.paths) {
+      PathCheck c{path, common, ""};
+      if (path == Path::CudaSm90) {
+        if (c.why_not.empty()) c.why_not = cuda::sm90_fwd_supports(p);
+        if (c.why_not.empty()) c.kernel = cuda::sm90_fwd_name(p);
+      } else {
+        if (c.why_not.empty()) c.why_not = cuda::sm80_fwd_supports(p);
+        if (c.why_not.empty()) c.kernel = cuda::sm80_fwd_name(p);
+      }
+      order.push_back(std::move(c));
+    }
+    // A forced path this device never lists (sm90 on an sm_86, or not compiled) still gets a reason.
+    if (forced && std::none_of(order.begin(), order.end(), [&](const PathCheck& c) { return c.path == *forced; })) {
+      std::string why;
+      if (*forced == Path::CudaSm90)
+        why = !kSm90Built ? "sm90 kernel not built (needs 90a in CMAKE_CUDA_ARCHITECTURES)"
+                          : "device is sm_" + std::to_string(cc_) + ", needs sm_90";
+      else
+        why = "not a CUDA path";
+      order.push_back({*forced, why, ""});
+    }
+    return choose_path(order, forced, info_.name + " (cuda:" + std::to_string(ordinal_) + ")");
+  }
+
+  void run(const Plan& plan, const AttnArgs& args) override {
+    const DeviceScope scope(ordinal_);
+    cuda::FwdParams p = params(args);
+    const bool own = args.cuda_stream == nullptr;
+    p.stream = own ? own_stream() : args.cuda_stream;
+    cudaGetLastError();  // clear any earlier non-sticky error so the check below names ours
+    if (plan.path == Path::CudaSm90)
+      cuda::sm90_fwd_launch(p);
+    else if (plan.path == Path::CudaSm80)
+      cuda::sm80_fwd_launch(p);
+    else
+      throw Error(ErrorCode::Unsupported, "cuda: path " + std::string(to_string(plan.path)) + " is not a CUDA path");
+    check(cudaGetLastError(), ("cuda launch " + plan.kernel).c_str());
+    if (own) check(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)), ("cuda run " + plan.kernel).c_str());
+  }
+
+  void sync() override {
+    const DeviceScope scope(ordinal_);
+    check(cudaDeviceSynchronize(), "cuda sync");
+  }
+
+ private:
+  static void* ptr(BufferRef b) { return reinterpret_cast<void*>(b.handle + b.offset); }
+
+  std::string too_old() const {
+    return "device sm_" + std::to_string(cc_) + ": flashtile needs sm_80 or newer";
+  }
+
+  // A blocking stream (ordered after the legacy default stream), made on first use so enumeration creates no context.
+  void* own_stream() {
+    std::call_once(stream_once_, [this] { check(cudaStreamCreate(&stream_), "cudaStreamCreate"); });
+    return stream_;
+  }
+
+  static std::string common_why_not(const AttnArgs& a) {
+    if (a.dtype == DType::F32) return "dtype f32 not supported on CUDA paths (f16 and bf16 only)";
+    const std::pair<const char*, std::int64_t> sizes[] = {{"batch", a.batch},     {"seqlen_q", a.seqlen_q},
+                                                          {"seqlen_k", a.seqlen_k}, {"heads_q", a.heads_q},
+                                                          {"heads_kv", a.heads_kv}, {"head_dim", a.head_dim}};
+    for (const auto& [name, v] : sizes)
+      if (v > kMaxInt32) return std::string(name) + " " + std::to_string(v) + " exceeds int32 (kernel row index)";
+    return "";
+  }
+
+  cuda::FwdParams params(const AttnArgs& a) const {
+    cuda::FwdParams p;
+    p.q = ptr(a.q.buf);
+    p.k = ptr(a.k.buf);
+    p.v = ptr(a.v.buf);
+    p.o = ptr(a.o.buf);
+    p.lse = a.has_lse ? static_cast<float*>(ptr(a.lse.buf)) : nullptr;
+    p.q_sb = a.q.strides[0], p.q_ss = a.q.strides[1], p.q_sh = a.q.strides[2];
+    p.k_sb = a.k.strides[0], p.k_ss = a.k.strides[1], p.k_sh = a.k.strides[2];
+    p.v_sb = a.v.strides[0], p.v_ss = a.v.strides[1], p.v_sh = a.v.strides[2];
+    p.o_sb = a.o.strides[0], p.o_ss = a.o.strides[1], p.o_sh = a.o.strides[2];
+    auto i32 = [](std::int64_t v) { return static_cast<int>(std::min<std::int64_t>(v, kMaxInt32)); };
+    p.batch = i32(a.batch), p.seqlen_q = i32(a.seqlen_q), p.seqlen_k = i32(a.seqlen_k);
+    p.heads_q = i32(a.heads_q), p.heads_kv = i32(a.heads_kv), p.head_dim = i32(a.head_dim);
+    p.dtype = elem_type(a.dtype);
+    p.scale = a.scale;
+    p.scale_log2 = a.scale * 1.4426950408889634f;  // log2(e): the kernels use exp2
+    p.causal = a.causal;
+    p.stream = a.cuda_stream;
+    p.num_sms = sms_;
+    p.device_cc = cc_;
+    return p;
+  }
+
+  int ordinal_ = 0;
+  int cc_ = 0;
+  int sms_ = 0;
+  DeviceInfo info_;
+  std::once_flag stream_once_;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<DeviceImpl>> enumerate_cuda(std::string& why_none) {
+  std::vector<std::shared_ptr<DeviceImpl>> out;
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    why_none = "no CUDA driver / device found (" +
+               std::string(e != cudaSuccess ? cudaGetErrorName(e) : "cudaGetDeviceCount returned 0") + ")";
+    return out;
+  }
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  std::string skipped;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaError_t pe = cudaGetDeviceProperties(&prop, i); pe != cudaSuccess) {
+      cudaGetLastError();
+      skipped += (skipped.empty() ? "" : "; ") + std::string("cuda:") + std::to_string(i) + ": " + cudaGetErrorName(pe);
+      continue;
+    }
+    // Devices below sm_80 are listed (with no paths and the reason in caps) so the user sees why they are unusable.
+    out.push_back(std::make_shared<CudaDevice>(i, prop, driver, runtime));
+  }
+  if (out.empty()) why_none = "no usable CUDA device (" + skipped + ")";
+  return out;
+}
+
+}  // namespace flashtile::detail

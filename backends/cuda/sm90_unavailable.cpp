@@ -1,0 +1,17 @@
+// Stand-in for the sm90 kernel family when it is not compiled (no 90a in CMAKE_CUDA_ARCHITECTURES, or the family's
+// sources are absent). plan() asks sm90_fwd_supports() and passes the path over with this reason.
+#include "attn/fwd_params.hpp"
+
+#include <flashtile/types.hpp>
+
+namespace flashtile::cuda {
+
+namespace {
+constexpr const char* kNotBuilt = "sm90 kernel not built (needs 90a in CMAKE_CUDA_ARCHITECTURES)";
+}
+
+std::string sm90_fwd_supports(const FwdParams&) { return kNotBuilt; }
+void sm90_fwd_launch(const FwdParams&) { throw Error(ErrorCode::Unsupported, kNotBuilt); }
+std::string sm90_fwd_name(const FwdParams&) { return "sm90_fwd<not built>"; }
+
+}  // namespace flashtile::cuda

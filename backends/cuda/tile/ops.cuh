@@ -1,0 +1,396 @@
+// flashtile tile framework: warp-level operations on register tiles and vectors. Destination first, no hidden state.
+//
+// Elementwise (any rt, same shape and layout):
+//   zero(d), fill(d, x), copy(d, s) (converts between float / bf16 / half), mul(d, s, x), exp2(d, s),
+//   map(d, f)                 d = f(row, col, value) elementwise, row/col relative to the tile (row layout only).
+// Row vectors (rv_rows) against row-layout tiles:
+//   row_max(v, t) / row_max(v, t, init)     quad-shuffle reduction; the init form folds in init[row].
+//   row_sum(v, t) / row_sum(v, t, init)
+//   sub_row(d, s, v), mul_row(d, s, v), div_row(d, s, v)          d[r][c] = s[r][c] op v[r]
+//   exp2_sub_row(d, s, v)      d = exp2(s - v[row]) (the softmax numerator in the exp2 domain)
+//   exp2_fma_row(d, s, x, v)   d = exp2(s * x - v[row]) in one FFMA + ex2 per element (x: scale·log2e)
+//   fill(v, x), mul(v, a, b), sub(v, a, b), exp2(v, a), max(v, a, b), add(v, a, b)
+// Matrix multiply on mma.sync m16n8k16 (sm_80+), f32 accumulate, 16-bit inputs:
+//   mma_AB (d, a, b, c)   d = a·b + c     a: rt<T,M,K,row>, b: rt<T,K,N,col>, c/d: rt_fl<M,N>
+//   mma_ABt(d, a, b, c)   d = a·bᵀ + c    a: rt<T,M,K,row>, b: rt<T,N,K,row>
+// Memory:
+//   load(d, st, r0, c0)        shared -> registers with ldmatrix (row layout: .x4; col layout: .x4.trans, i.e.
+//                               d = the K x N tile of st rows r0.., cols c0.. read as B of A·B).
+//   load_async<NT>(st, g, row_stride, valid_rows, tid)   global -> shared, 16-byte cp.async by NT threads; rows
+//                               >= valid_rows are zero-filled. Then cp_async_commit() / cp_async_wait<N>().
+//   store(g, row_stride, t, valid_rows)                  registers -> global (converting to the pointer's type);
+//                               rows >= valid_rows are not written.
+//   store(st, t, r0, c0)      registers -> shared (swizzled), converting.
+#pragma once
+
+#include "tile/base.cuh"
+#include "tile/rt.cuh"
+#include "tile/rv.cuh"
+#include "tile/st.cuh"
+
+namespace flashtile::tile {
+
+// ---------------------------------------------------------------------------------------------------- elementwise
+template <typename RT>
+__device__ __forceinline__ void fill(RT& d, float x) {
+#pragma unroll
+  for (int i = 0; i < RT::height; ++i)
+#pragma unroll
+    for (int j = 0; j < RT::width; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) d.v[i][j][k] = from_float2<typename RT::dtype>(make_float2(x, x));
+}
+template <typename RT>
+__device__ __forceinline__ void zero(RT& d) {
+  fill(d, 0.0f);
+}
+
+template <typename TD, typename TS, int R, int C, layout L>
+__device__ __forceinline__ void copy(rt<TD, R, C, L>& d, const rt<TS, R, C, L>& s) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) d.v[i][j][k] = from_float2<TD>(to_float2(s.v[i][j][k]));
+}
+
+template <int R, int C, layout L>
+__device__ __forceinline__ void mul(rt_fl<R, C, L>& d, const rt_fl<R, C, L>& s, float x) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) d.v[i][j][k] = make_float2(s.v[i][j][k].x * x, s.v[i][j][k].y * x);
+}
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <int R, int C, layout L>
+__device__ __forceinline__ void exp2(rt_fl<R, C, L>& d, const rt_fl<R, C, L>& s) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        d.v[i][j][k] = make_float2(fast_exp2(s.v[i][j][k].x), fast_exp2(s.v[i][j][k].y));
+}
+
+// d = f(row, col, value) with row/col relative to the tile. Row layout only.
+template <int R, int C, typename F>
+__device__ __forceinline__ void map(rt_fl<R, C>& d, F&& f) {
+  const int lane = lane_id();
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const coord c = rt_coords(lane, k);
+        const int r = 16 * i + c.row, cc = 16 * j + c.col;
+        d.v[i][j][k].x = f(r, cc, d.v[i][j][k].x);
+        d.v[i][j][k].y = f(r, cc + 1, d.v[i][j][k].y);
+      }
+}
+
+// ------------------------------------------------------------------------------------------- row/col reductions
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Per-lane partial (no shuffle) then quad reduction. `op` combines two floats.
+template <bool kShuffle, int R, int C, typename Op>
+__device__ __forceinline__ void row_reduce(rv_fl_rows<R>& d, const rt_fl<R, C>& s, Op op, const rv_fl_rows<R>* init) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // h = 0: row g (pairs 0, 2); h = 1: row g+8 (pairs 1, 3)
+      float acc = op(s.v[i][0][h].x, s.v[i][0][h].y);
+      acc = op(acc, op(s.v[i][0][h + 2].x, s.v[i][0][h + 2].y));
+#pragma unroll
+      for (int j = 1; j < C / 16; ++j) {
+        acc = op(acc, op(s.v[i][j][h].x, s.v[i][j][h].y));
+        acc = op(acc, op(s.v[i][j][h + 2].x, s.v[i][j][h + 2].y));
+      }
+      if constexpr (kShuffle) {
+        acc = op(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
+        acc = op(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
+      }
+      d.v[i][h] = init ? op(acc, init->v[i][h]) : acc;
+    }
+  }
+}
+
+struct op_max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct op_sum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+template <int R, int C>
+__device__ __forceinline__ void row_max(rv_fl_rows<R>& d, const rt_fl<R, C>& s) {
+  row_reduce<true>(d, s, op_max{}, static_cast<const rv_fl_rows<R>*>(nullptr));
+}
+template <int R, int C>
+__device__ __forceinline__ void row_max(rv_fl_rows<R>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& init) {
+  row_reduce<true>(d, s, op_max{}, &init);
+}
+template <int R, int C>
+__device__ __forceinline__ void row_sum(rv_fl_rows<R>& d, const rt_fl<R, C>& s) {
+  row_reduce<true>(d, s, op_sum{}, static_cast<const rv_fl_rows<R>*>(nullptr));
+}
+template <int R, int C>
+__device__ __forceinline__ void row_sum(rv_fl_rows<R>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& init) {
+  row_reduce<true>(d, s, op_sum{}, &init);
+}
+// Lane-local partial row sum (no shuffle): accumulate per lane, reduce once at the end with quad_sum.
+template <int R, int C>
+__device__ __forceinline__ void row_sum_partial(rv_fl_rows<R>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& init) {
+  row_reduce<false>(d, s, op_sum{}, &init);
+}
+
+template <int R, int C, typename F>
+__device__ __forceinline__ void row_apply(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v, F f) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float x = v.v[i][k & 1];
+        d.v[i][j][k] = make_float2(f(s.v[i][j][k].x, x), f(s.v[i][j][k].y, x));
+      }
+}
+template <int R, int C>
+__device__ __forceinline__ void sub_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v) {
+  row_apply(d, s, v, [](float a, float b) { return a - b; });
+}
+template <int R, int C>
+__device__ __forceinline__ void mul_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v) {
+  row_apply(d, s, v, [](float a, float b) { return a * b; });
+}
+template <int R, int C>
+__device__ __forceinline__ void div_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v) {
+  row_apply(d, s, v, [](float a, float b) { return a / b; });
+}
+template <int R, int C>
+__device__ __forceinline__ void exp2_sub_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v) {
+  row_apply(d, s, v, [](float a, float b) { return fast_exp2(a - b); });
+}
+
+template <int R, int C>
+__device__ __forceinline__ void exp2_fma_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, float x, const rv_fl_rows<R>& v) {
+  row_apply(d, s, v, [x](float a, float b) { return fast_exp2(fmaf(a, x, -b)); });
+}
+
+// Vector ops (rv_rows of float).
+template <int R>
+__device__ __forceinline__ void fill(rv_fl_rows<R>& d, float x) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i) d.v[i][0] = d.v[i][1] = x;
+}
+template <int R, typename F>
+__device__ __forceinline__ void vec_apply(rv_fl_rows<R>& d, const rv_fl_rows<R>& a, const rv_fl_rows<R>& b, F f) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i) {
+    d.v[i][0] = f(a.v[i][0], b.v[i][0]);
+    d.v[i][1] = f(a.v[i][1], b.v[i][1]);
+  }
+}
+template <int R>
+__device__ __forceinline__ void add(rv_fl_rows<R>& d, const rv_fl_rows<R>& a, const rv_fl_rows<R>& b) {
+  vec_apply(d, a, b, [](float x, float y) { return x + y; });
+}
+template <int R>
+__device__ __forceinline__ void sub(rv_fl_rows<R>& d, const rv_fl_rows<R>& a, const rv_fl_rows<R>& b) {
+  vec_apply(d, a, b, [](float x, float y) { return x - y; });
+}
+template <int R>
+__device__ __forceinline__ void mul(rv_fl_rows<R>& d, const rv_fl_rows<R>& a, const rv_fl_rows<R>& b) {
+  vec_apply(d, a, b, [](float x, float y) { return x * y; });
+}
+template <int R>
+__device__ __forceinline__ void max(rv_fl_rows<R>& d, const rv_fl_rows<R>& a, const rv_fl_rows<R>& b) {
+  vec_apply(d, a, b, [](float x, float y) { return fmaxf(x, y); });
+}
+template <int R>
+__device__ __forceinline__ void exp2(rv_fl_rows<R>& d, const rv_fl_rows<R>& a) {
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i) {
+    d.v[i][0] = fast_exp2(a.v[i][0]);
+    d.v[i][1] = fast_exp2(a.v[i][1]);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------- mma.sync
+template <typename T>
+__device__ __forceinline__ void mma_16816(float2& d0, float2& d1, const std::uint32_t (&a)[4], std::uint32_t b0,
+                                          std::uint32_t b1, const float2& c0, const float2& c1) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%11,%12,%13};\n"
+        : "=f"(d0.x), "=f"(d0.y), "=f"(d1.x), "=f"(d1.y)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0.x), "f"(c0.y), "f"(c1.x), "f"(c1.y));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%11,%12,%13};\n"
+        : "=f"(d0.x), "=f"(d0.y), "=f"(d1.x), "=f"(d1.y)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0.x), "f"(c0.y), "f"(c1.x), "f"(c1.y));
+  }
+}
+
+// B is given by the pair indices of an N x K row tile or a K x N col tile: both keep (k=2t.., n=g) in v[0],
+// (k=2t+8.., n=g) in v[2], and the n=g+8 halves in v[1], v[3].
+template <bool kBIsNK, typename T, int M, int N, int K, typename BT>
+__device__ __forceinline__ void mma_impl(rt_fl<M, N>& d, const rt<T, M, K>& a, const BT& b, const rt_fl<M, N>& c) {
+#pragma unroll
+  for (int i = 0; i < M / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < N / 16; ++j) {
+      float2 acc[4] = {c.v[i][j][0], c.v[i][j][1], c.v[i][j][2], c.v[i][j][3]};
+#pragma unroll
+      for (int k = 0; k < K / 16; ++k) {
+        const std::uint32_t af[4] = {as_u32(a.v[i][k][0]), as_u32(a.v[i][k][1]), as_u32(a.v[i][k][2]),
+                                     as_u32(a.v[i][k][3])};
+        const auto& bt = [&]() -> const auto& {
+          if constexpr (kBIsNK) return b.v[j][k];
+          else return b.v[k][j];
+        }();
+        mma_16816<T>(acc[0], acc[1], af, as_u32(bt[0]), as_u32(bt[2]), acc[0], acc[1]);
+        mma_16816<T>(acc[2], acc[3], af, as_u32(bt[1]), as_u32(bt[3]), acc[2], acc[3]);
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) d.v[i][j][q] = acc[q];
+    }
+}
+
+template <typename T, int M, int N, int K>
+__device__ __forceinline__ void mma_AB(rt_fl<M, N>& d, const rt<T, M, K>& a, const rt<T, K, N, layout::col>& b,
+                                       const rt_fl<M, N>& c) {
+  mma_impl<false>(d, a, b, c);
+}
+template <typename T, int M, int N, int K>
+__device__ __forceinline__ void mma_ABt(rt_fl<M, N>& d, const rt<T, M, K>& a, const rt<T, N, K>& b,
+                                        const rt_fl<M, N>& c) {
+  mma_impl<true>(d, a, b, c);
+}
+
+// --------------------------------------------------------------------------------------------- shared -> regs
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// Row layout: the R x C register tile = st rows r0.., cols c0...
+template <typename T, int R, int C, int SR, int SC>
+__device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const st<T, SR, SC>& s, int r0, int c0) {
+  const int lane = lane_id();
+  const int m = lane >> 3;  // which 8x8 matrix this lane addresses: v[m]
+  const int rr = (m & 1) * 8 + (lane & 7), cc = (m >> 1) * 8;
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j) {
+      std::uint32_t r[4];
+      ldmatrix_x4(r, s.addr() + st<T, SR, SC>::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) d.v[i][j][q] = *reinterpret_cast<packed_t<T>*>(&r[q]);
+    }
+}
+// Col layout: the R x C (K x N) register tile = st rows r0.. (K), cols c0.. (N), transposed while loading.
+template <typename T, int R, int C, int SR, int SC>
+__device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const st<T, SR, SC>& s, int r0, int c0) {
+  const int lane = lane_id();
+  const int m = lane >> 3;
+  const int rr = (m >> 1) * 8 + (lane & 7), cc = (m & 1) * 8;
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j) {
+      std::uint32_t r[4];
+      ldmatrix_x4_trans(r, s.addr() + st<T, SR, SC>::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) d.v[i][j][q] = *reinterpret_cast<packed_t<T>*>(&r[q]);
+    }
+}
+
+// --------------------------------------------------------------------------------------------- global -> shared
+__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool valid) {
+  const int bytes = valid ? 16 : 0;  // 0 source bytes: the 16 destination bytes are zero-filled
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// NT threads (tid in [0, NT)) copy the tile from g (row-major, row_stride elements; 16-byte aligned rows) into s.
+template <int NT, typename T, int R, int C>
+__device__ __forceinline__ void load_async(st<T, R, C>& s, const T* g, std::int64_t row_stride, int valid_rows,
+                                           int tid) {
+  constexpr int kChunksPerRow = C / 8;
+  constexpr int kChunks = R * kChunksPerRow;
+#pragma unroll
+  for (int idx = tid; idx < kChunks; idx += NT) {
+    const int r = idx / kChunksPerRow, c = (idx % kChunksPerRow) * 8;
+    const bool valid = r < valid_rows;
+    const T* src = g + (valid ? static_cast<std::int64_t>(r) * row_stride + c : 0);
+    cp_async_16(s.addr() + st<T, R, C>::byte_offset(r, c), src, valid);
+  }
+}
+
+// --------------------------------------------------------------------------------------------- regs -> memory
+template <typename TG, typename T, int R, int C>
+__device__ __forceinline__ void store(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows) {
+  const int lane = lane_id();
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const coord c = rt_coords(lane, k);
+        const int r = 16 * i + c.row;
+        if (r < valid_rows)
+          *reinterpret_cast<packed_t<TG>*>(g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col) =
+              from_float2<TG>(to_float2(t.v[i][j][k]));
+      }
+}
+
+template <typename TS, typename T, int R, int C, int SR, int SC>
+__device__ __forceinline__ void store(st<TS, SR, SC>& s, const rt<T, R, C>& t, int r0, int c0) {
+  const int lane = lane_id();
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const coord c = rt_coords(lane, k);
+        *reinterpret_cast<packed_t<TS>*>(s.ptr(r0 + 16 * i + c.row, c0 + 16 * j + c.col)) =
+            from_float2<TS>(to_float2(t.v[i][j][k]));
+      }
+}
+
+}  // namespace flashtile::tile

@@ -1,0 +1,61 @@
+// flashtile tile framework: TMA (the sm_90 bulk tensor copy engine) between gl4 tensors and st shared tiles.
+//
+//   load_async(st, map, bar, row, head, batch)   one thread: copies rows [row, row+R) x all C columns of (head,
+//                               batch) into st as C/64 boxes, completing on mbarrier bar (announce the bytes with
+//                               arrive_expect_tx(bar, st::kBytes) first). Rows past the tensor end arrive as zeros.
+//   store_async(map, st, row, head, batch)       one thread: shared -> global; rows past the end are clipped.
+//                               Writers of st need fence_proxy_async() + a barrier before it.
+//   store_commit(), store_wait<N>()              bulk-group completion for stores (wait<0>: all done reading smem).
+//   prefetch(map)                               warm the descriptor cache.
+// The map must describe boxes of R rows x 64 columns (make_gl4 with box_rows = R).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "tile/mbarrier.cuh"
+#include "tile/st.cuh"
+
+namespace flashtile::tile {
+
+__device__ __forceinline__ void tma_load_4d(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int c0,
+                                            int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, std::uint32_t src, int c0, int c1, int c2,
+                                             int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void store_wait() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void prefetch(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+template <typename T, int R, int C>
+__device__ __forceinline__ void load_async(st<T, R, C>& s, const CUtensorMap* map, mbarrier& bar, int row, int head,
+                                           int batch) {
+#pragma unroll
+  for (int b = 0; b < st<T, R, C>::kBlocks; ++b)
+    tma_load_4d(s.block_addr(b), map, bar.addr(), b * st<T, R, C>::kBlockCols, row, head, batch);
+}
+template <typename T, int R, int C>
+__device__ __forceinline__ void store_async(const CUtensorMap* map, const st<T, R, C>& s, int row, int head,
+                                            int batch) {
+#pragma unroll
+  for (int b = 0; b < st<T, R, C>::kBlocks; ++b)
+    tma_store_4d(map, s.block_addr(b), b * st<T, R, C>::kBlockCols, row, head, batch);
+}
+
+}  // namespace flashtile::tile
