@@ -298,6 +298,16 @@ ft_status ft_tensor_wrap_host(ft_device* device, void* ptr, int dtype, int rank,
   });
 }
 
+ft_status ft_tensor_view(const ft_tensor* base, int rank, const int64_t* shape, const int64_t* strides, int64_t offset,
+                         ft_tensor** out) {
+  return guarded([&] {
+    require(base != nullptr && out != nullptr, "base, out: must not be NULL");
+    *out = nullptr;
+    flashtile::Shape s = to_shape(rank, shape);
+    make_tensor(out, base->tensor.as_strided(s, to_strides(s, strides), offset));
+  });
+}
+
 void ft_tensor_destroy(ft_tensor* tensor) { delete tensor; }
 
 ft_status ft_tensor_extent_bytes(const ft_tensor* tensor, size_t* bytes) {
