@@ -1,10 +1,12 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
 // Roles of one CTA (kBlockM query rows of one (batch, head)):
-//  - producer warpgroup: one thread issues TMA loads of Q once, then K and V tiles into a kStages-deep ring; a
-//    stage is refilled once both consumers released it (empty barrier).
+//  - producer warpgroup: one thread issues TMA loads of Q once, then K and V tiles into two kStages-deep rings (in
+//    the order the consumers use them: K0, K1, V0, K2, V1, ...); a slot is refilled once every consumer released
+//    it (k_empty / v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
-//    exp2 domain, O += P·V (wgmma, P from registers, V MN-major in smem), release the stage.
+//    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). Schedules (sm90_traits.hpp):
+//    one block at a time, or S(n) issued with P(n-1)·V(n-1) so softmax(n) overlaps the P·V, optionally pingpong.
 //  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written), LSE in natural log.
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
 #pragma once

@@ -25,10 +25,10 @@ FT_SM90_EXTERN(256)
 #undef FT_SM90_EXTERN
 
 std::string sm90_fwd_supports(const FwdParams& p) {
-  if (p.device_cc != 90) return "cuda_sm90: needs sm_90 (device is sm_" + std::to_string(p.device_cc) + ")";
+  if (p.device_cc != 90) return "needs sm_90 (device is sm_" + std::to_string(p.device_cc) + ")";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
-    return "cuda_sm90: head_dim " + std::to_string(p.head_dim) + " not instantiated (64, 128, 256)";
-  if (p.batch > 65535 || p.heads_q > 65535) return "cuda_sm90: batch or heads above 65535 (grid limit)";
+    return "head_dim " + std::to_string(p.head_dim) + " not instantiated (64, 128, 256)";
+  if (p.batch > 65535 || p.heads_q > 65535) return "batch or heads above 65535 (grid limit)";
   struct Op {
     const char* name;
     const void* ptr;
@@ -38,11 +38,11 @@ std::string sm90_fwd_supports(const FwdParams& p) {
                      {"v", p.v, p.v_sb, p.v_ss, p.v_sh}};
   for (const Op& o : ops) {
     const std::string why = tile::tma_unsupported(o.ptr, o.sb, o.ss, o.sh, 2);
-    if (!why.empty()) return std::string("cuda_sm90: ") + o.name + ": " + why;
+    if (!why.empty()) return std::string(o.name) + ": " + why;
   }
   // The epilogue stores pairs of elements (4 bytes).
   if (reinterpret_cast<std::uintptr_t>(p.o) % 4 != 0 || p.o_sb % 2 != 0 || p.o_ss % 2 != 0 || p.o_sh % 2 != 0)
-    return "cuda_sm90: out: base address or strides not 4-byte aligned";
+    return "out: base address or strides not 4-byte aligned";
   return {};
 }
 
