@@ -1,0 +1,210 @@
+// The cooperative-matrix paths' variant tables: Path::VulkanCoopmat (shaders/attn_coopmat.comp, VK_KHR_cooperative_
+// matrix) and Path::VulkanCoopmat2 (shaders/attn_coopmat2.comp, VK_NV_cooperative_matrix2).
+//
+// KHR: one SPIR-V module, specialized per coopmat shape (ids 16..18), subgroup size, tile, Q placement (id 19) and
+// K/V register prefetch (id 20).
+// A variant exists per (shape family, head dim, tile); the device keeps those whose shape it advertises
+// (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: f16 x f16 -> f32, subgroup scope), whose subgroup size it can
+// require, and whose shared memory fits; the first of those, in table order (fastest first), runs. Tiles are sized
+// for NVIDIA's 48 KB of shared memory per workgroup (49152 on Ampere/Ada/Hopper), and smaller ones follow for
+// 32 KB devices (lavapipe).
+// bf16 inputs are converted to f16 on load (the matrix units take f16): magnitudes above 65504 clamp to +-65504
+// and below 2^-24 flush to zero, so bf16 data outside f16's range loses accuracy on these paths.
+//
+// NV coopmat2: workgroup-scope tiles; f16 loads through tensor layouts (clamped on the ragged last tile) need no
+// shared memory; bf16 goes through a shared staging buffer (converted to f16), so its tiles fit the 48 KB limit.
+//
+// Tuning without rebuilding (benchmarks): FLASHTILE_VKCM_TILE="nsg,block_n,q_in_regs" replaces the KHR tile list,
+// FLASHTILE_VKCM2_TILE="block_m,block_n,wg_size" the coopmat2 f16 tile, for every head dim where they are valid.
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace flashtile::vk {
+
+namespace {
+
+// vk-coopmat's specialization constants past the shape ids (shader_abi.hpp reserves 16 and up for coopmat).
+constexpr std::uint32_t kSpecCmQInRegs = 19;
+constexpr std::uint32_t kSpecCmPrefetch = 20;
+
+constexpr std::uint32_t kCompF16 = 0, kCompF32 = 1;  // VkComponentTypeKHR
+constexpr std::uint32_t kScopeSubgroup = 3;           // VkScopeKHR
+
+bool advertises(const Caps& c, std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  for (const CoopmatShape& s : c.coopmat_shapes)
+    if (s.m == m && s.n == n && s.k == k && s.a_type == kCompF16 && s.b_type == kCompF16 && s.c_type == kCompF32 &&
+        s.result_type == kCompF32 && s.scope == kScopeSubgroup && !s.saturating)
+      return true;
+  return false;
+}
+
+std::string shape_name(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+// Shape families in preference order: NVIDIA (16x16x16 and 16x8x16 at subgroup 32), AMD RDNA3 (16x16x16 at 32 or
+// 64), Intel (M = 8 at subgroup 8 or 16), lavapipe (8x8x8 at 8).
+struct Family {
+  std::uint32_t m, n, k, sg;
+};
+constexpr Family kFamilies[] = {{16, 16, 16, 32}, {16, 16, 16, 64}, {16, 8, 16, 32},
+                                {8, 16, 16, 16},  {8, 8, 16, 8},    {8, 8, 8, 8}};
+
+struct KhrTile {
+  std::uint32_t nsg, block_n, q_regs, prefetch;
+};
+
+// Mirrors the shared declarations of attn_coopmat.comp.
+std::uint32_t khr_shared_bytes(std::uint32_t d, const Family& f, const KhrTile& t) {
+  const std::uint32_t bm = t.nsg * f.m, bn = t.block_n;
+  return 2 * bn * (d + 8)                            // K/V tile (f16)
+         + (t.q_regs ? 8 : 2 * bm * (d + 8))         // Q (f16) when not in registers
+         + 4 * bm * (bn + 8)                         // S (f32; also the rescale broadcast tiles and O staging)
+         + 2 * bm * (bn + 8);                        // P (f16)
+}
+
+// The shader's structural requirements (see attn_coopmat.comp).
+bool khr_tile_valid(std::uint32_t d, const Family& f, const KhrTile& t) {
+  const std::uint32_t bn = t.block_n;
+  const std::uint32_t segs = f.sg >= f.m ? f.sg / f.m : 1;
+  if (f.sg < f.m && f.m % f.sg != 0) return false;
+  if (bn % f.n || bn % f.k || d % bn || d % f.n || d % f.k) return false;
+  if (bn % segs || (bn / segs) % 8) return false;  // softmax lanes take whole 8-column groups
+  if (t.q_regs && bn % f.m) return false;          // Q staged through the K/V buffer in BLOCK_N-row chunks
+  return t.nsg >= 1;
+}
+
+std::vector<KhrTile> khr_tiles(std::uint32_t d) {
+  if (const char* env = std::getenv("FLASHTILE_VKCM_TILE")) {
+    unsigned nsg = 0, bn = 0, qr = 0, pf = 0;
+    if (std::sscanf(env, "%u,%u,%u,%u", &nsg, &bn, &qr, &pf) >= 3) return {{nsg, bn, qr ? 1u : 0u, pf ? 1u : 0u}};
+  }
+  // 4 subgroups share each K/V tile where it fits; d = 256 keeps Q in registers like FlashAttention-2 (64 + 128
+  // accumulator registers), then falls back to Q in shared memory. K/V prefetch costs registers: not at d = 256.
+  // H200, 2026-11-29, d 256, S 16384, f16 (host clock): 4,16,1,0 110/121 TFLOP/s (full/causal), 4,32,1,0 94/137
+  // (min; medians 77/43 under interference), 4,32,1,1 82/91, 2,32,0,0 59/59.
+  if (d <= 128) return {{4, 64, 1, 1}, {4, 32, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
+  return {{4, 16, 1, 0}, {4, 32, 1, 0}, {2, 32, 0, 0}, {2, 16, 0, 0}, {1, 16, 0, 0}};
+}
+
+struct Cm2Tile {
+  std::uint32_t block_m, block_n, wg;
+};
+
+Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
+  if (dt == DType::F16) {
+    if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
+      unsigned bm = 0, bn = 0, wg = 0;
+      if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
+    }
+    // H200, 2026-11-29, d 128, S 16384 (host clock): 128,64,256 177/166 TFLOP/s (full/causal), 64,64,128 146/53,
+    // 128,128,256 164/70, 64,128,128 124/28, 64,64,256 97/94. d 64 and 256 keep the configurations the
+    // conformance suite ran on the H200.
+    if (d == 128) return Cm2Tile{128, 64, 256};
+    return d < 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{64, 32, 128};
+  }
+  // bf16 stages K/V (one buffer) and Q in shared memory: keep within 48 KB.
+  return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
+}
+
+std::uint32_t cm2_shared_bytes(std::uint32_t d, DType dt, const Cm2Tile& t) {
+  if (dt == DType::F16) return 16;
+  return 2 * t.block_n * (d + 8) + 2 * t.block_m * (d + 8);
+}
+
+}  // namespace
+
+std::vector<ShaderVariant> coopmat_variants() {
+  std::vector<ShaderVariant> out;
+  for (const Family& f : kFamilies) {
+    for (std::uint32_t d : {64u, 128u, 256u}) {
+      for (const KhrTile& t : khr_tiles(d)) {
+        if (!khr_tile_valid(d, f, t)) continue;
+        ShaderVariant v;
+        v.path = Path::VulkanCoopmat;
+        // The backend appends <d,dtype,causal,bm,bn>.
+        v.kernel = "vk_coopmat_" + shape_name(f.m, f.n, f.k) + "_sg" + std::to_string(f.sg) +
+                   (t.q_regs ? "_qreg" : "_qsh") + (t.prefetch ? "_pf" : "");
+        v.spirv = "attn_coopmat";
+        v.wg_size = t.nsg * f.sg;
+        v.block_m = t.nsg * f.m;
+        v.block_n = t.block_n;
+        v.required_subgroup_size = f.sg;
+        v.needs_full_subgroups = true;
+        v.head_dims = {d};
+        v.dtypes = {DType::F16, DType::BF16};
+        v.shared_bytes = khr_shared_bytes(d, f, t);
+        v.needs_16bit_storage = true;
+        v.needs_float16 = true;
+        v.needs_subgroup_shuffle = true;
+        v.needs_coopmat = true;
+        v.split_kv = true;
+        v.extra_spec = {{kSpecCmM, f.m}, {kSpecCmN, f.n}, {kSpecCmK, f.k}, {kSpecCmQInRegs, t.q_regs},
+                       {kSpecCmPrefetch, t.prefetch}};
+        const std::uint32_t m = f.m, n = f.n, k = f.k;
+        v.device_check = [m, n, k](const Caps& c) -> std::string {
+          if (!advertises(c, m, n, k))
+            return "device does not advertise a " + shape_name(m, n, k) + " f16*f16+f32 subgroup cooperative matrix";
+          if (!c.subgroup_vote) return "device lacks subgroup vote in compute shaders";
+          if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat SPIR-V declares it)";
+          return "";
+        };
+        out.push_back(std::move(v));
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<ShaderVariant> coopmat2_variants() {
+  std::vector<ShaderVariant> out;
+  for (std::uint32_t d : {64u, 128u, 256u}) {
+    for (DType dt : {DType::F16, DType::BF16}) {
+      const Cm2Tile t = cm2_tile(d, dt);
+      ShaderVariant v;
+      v.path = Path::VulkanCoopmat2;
+      v.kernel = std::string("vk_coopmat2_") + (dt == DType::F16 ? "tensor" : "staged") + "_wg" + std::to_string(t.wg);
+      v.spirv = "attn_coopmat2";
+      v.wg_size = t.wg;
+      v.block_m = t.block_m;
+      v.block_n = t.block_n;
+      v.head_dims = {d};
+      v.dtypes = {dt};
+      v.shared_bytes = cm2_shared_bytes(d, dt, t);
+      v.needs_16bit_storage = true;
+      v.needs_float16 = true;
+      v.needs_coopmat = true;
+      v.needs_coopmat2 = true;
+      v.split_kv = true;
+      const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
+      v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
+        if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";
+        if (!c.shader_int16) return "device lacks shaderInt16";
+        if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat2 SPIR-V declares it)";
+        if (!c.cm2_flexible_dimensions) return "device lacks cooperativeMatrixFlexibleDimensions";
+        if (!c.cm2_reductions) return "device lacks cooperativeMatrixReductions";
+        if (!c.cm2_conversions) return "device lacks cooperativeMatrixConversions";
+        if (!c.cm2_per_element_operations) return "device lacks cooperativeMatrixPerElementOperations";
+        if (!c.cm2_tensor_addressing) return "device lacks cooperativeMatrixTensorAddressing";
+        if (c.cm2_max_workgroup_size && wg > c.cm2_max_workgroup_size)
+          return "workgroup size " + std::to_string(wg) + " above cooperativeMatrixWorkgroupScopeMaxWorkgroupSize " +
+                 std::to_string(c.cm2_max_workgroup_size);
+        const std::uint32_t dim = std::max(std::max(bm, bn), d);
+        if (c.cm2_max_dimension && dim > c.cm2_max_dimension)
+          return "tile dimension " + std::to_string(dim) + " above cooperativeMatrixFlexibleDimensionsMaxDimension";
+        if (sh + c.cm2_reserved_shared_memory > c.max_shared_memory)
+          return "needs " + std::to_string(sh + c.cm2_reserved_shared_memory) + " bytes of shared memory";
+        return "";
+      };
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+}  // namespace flashtile::vk

@@ -1,0 +1,114 @@
+// The Vulkan shader-variant registry: what a device offers (Caps), the embedded SPIR-V modules, and one table of
+// ShaderVariant entries per path family. The backend (vk_device.cpp) picks, for each path, the first variant of
+// that path whose requirements the device and the call meet; adding a variant is adding a table entry.
+//   portable_variants()  backends/vulkan/portable_paths.cpp (vk-core)
+//   coopmat_variants()   backends/vulkan/coopmat_paths.cpp  (vk-coopmat): Path::VulkanCoopmat entries
+//   coopmat2_variants()  backends/vulkan/coopmat_paths.cpp  (vk-coopmat): Path::VulkanCoopmat2 entries
+// Until coopmat_paths.cpp exists, weak empty definitions (coopmat_default.cpp) keep the build linking.
+#pragma once
+
+#include "backend.hpp"
+#include "shader_abi.hpp"
+
+#include <flashtile/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace flashtile::vk {
+
+// One entry of vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR (component types and scope as the Vulkan enum
+// values: VkComponentTypeKHR 0 f16, 1 f32, ...; VkScopeKHR 3 subgroup).
+struct CoopmatShape {
+  std::uint32_t m = 0, n = 0, k = 0;
+  std::uint32_t a_type = 0, b_type = 0, c_type = 0, result_type = 0;
+  std::uint32_t scope = 0;
+  bool saturating = false;
+};
+
+// Stage 2 of capability gating: what the device offers and flashtile enabled on it.
+struct Caps {
+  std::string name;
+  std::uint32_t vendor_id = 0, device_id = 0, api_version = 0;
+  bool software = false;  // VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe)
+
+  // Subgroups (compute stage).
+  std::uint32_t subgroup_size = 0;
+  bool subgroup_basic = false, subgroup_shuffle = false, subgroup_arithmetic = false, subgroup_vote = false,
+       subgroup_ballot = false, subgroup_clustered = false;
+  bool subgroup_size_control = false;    // enabled: pipelines may require a subgroup size
+  bool compute_full_subgroups = false;   // enabled: pipelines may require full subgroups
+  std::uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  bool required_subgroup_size_compute = false;  // requiredSubgroupSizeStages includes compute
+
+  // Storage and arithmetic (enabled when present).
+  bool storage_buffer_16bit = false;  // storageBuffer16BitAccess
+  bool shader_float16 = false;        // shaderFloat16
+  bool shader_int16 = false;
+  bool vulkan_memory_model = false;
+  bool push_descriptor = false;       // VK_KHR_push_descriptor enabled
+
+  // Limits.
+  std::uint32_t max_shared_memory = 0;  // maxComputeSharedMemorySize
+  std::uint32_t max_workgroup_invocations = 0;
+  std::uint32_t max_workgroup_count[3] = {0, 0, 0};
+  std::uint32_t max_push_constants = 0;
+  std::uint64_t max_storage_buffer_range = 0;
+  std::uint64_t min_storage_buffer_offset_alignment = 0;
+
+  // Cooperative matrices.
+  bool coopmat_khr = false;  // VK_KHR_cooperative_matrix present and cooperativeMatrix enabled
+  std::vector<CoopmatShape> coopmat_shapes;
+  bool coopmat2_nv = false;  // VK_NV_cooperative_matrix2 present and enabled
+  bool cm2_workgroup_scope = false, cm2_flexible_dimensions = false, cm2_reductions = false, cm2_conversions = false,
+       cm2_per_element_operations = false, cm2_tensor_addressing = false, cm2_block_loads = false;
+  std::uint32_t cm2_max_workgroup_size = 0, cm2_max_dimension = 0, cm2_reserved_shared_memory = 0;
+};
+
+// Embedded SPIR-V (generated at build time from shaders/; see CMakeLists.txt).
+struct SpirvModule {
+  const char* name;
+  const std::uint32_t* words;
+  std::size_t word_count;
+};
+// nullptr when the module was not built; then `why` (if given) says why (dropped at configure time, ...).
+const SpirvModule* find_spirv(std::string_view name, std::string* why = nullptr);
+
+// One compiled shader configuration the backend may pick. Spec constants 0..6 are filled by the backend from the
+// fields below and the call (HEAD_DIM, CAUSAL, DTYPE, BLOCK_M, BLOCK_N, WG_SIZE, SUBGROUP_SIZE); extra_spec adds
+// more (ids 16+ for coopmat shapes). Dispatch follows the ABI: x = ceil(Sq / block_m) * n_splits, y = Hq, z = B.
+struct ShaderVariant {
+  Path path = Path::VulkanPortable;
+  std::string kernel;  // Result::kernel base name, e.g. "vk_portable_sg"
+  std::string spirv;   // embedded module name
+  std::uint32_t wg_size = 128, block_m = 32, block_n = 32;
+  std::uint32_t required_subgroup_size = 0;  // 0: any; else set through subgroup size control (+ full subgroups)
+  std::vector<std::uint32_t> head_dims;      // supported head dims
+  std::vector<DType> dtypes;                 // supported storage dtypes
+  std::uint32_t shared_bytes = 0;            // checked against maxComputeSharedMemorySize
+  bool needs_16bit_storage = false, needs_float16 = false, needs_subgroup_shuffle = false,
+       needs_subgroup_arithmetic = false, needs_coopmat = false, needs_coopmat2 = false,
+       needs_full_subgroups = false;
+  std::uint32_t min_subgroup_size = 0;       // e.g. the portable subgroup variant's threads per row
+  bool split_kv = false;                     // honours n_splits > 1 (writes scratch records; reduce pass follows)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;  // {constant_id, value}
+  // Optional further checks: device-level (empty when usable), call-level (empty when usable). One-line reasons.
+  std::function<std::string(const Caps&)> device_check;
+  std::function<std::string(const Caps&, const detail::AttnArgs&)> call_check;
+};
+
+std::vector<ShaderVariant> portable_variants();
+std::vector<ShaderVariant> coopmat_variants();
+std::vector<ShaderVariant> coopmat2_variants();
+
+// "vulkan_portable: ..."-free reason why `v` cannot run on this device at all ("" when it can).
+std::string device_reason(const ShaderVariant& v, const Caps& caps);
+// Reason why `v` cannot run this call ("" when it can): head dim, dtype, alignment, grid limits, call_check.
+std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::AttnArgs& args);
+
+}  // namespace flashtile::vk

@@ -1,0 +1,188 @@
+// The portable path's variant table (shaders/attn_portable.comp) and the generic variant checks every path uses.
+#include "kernels.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace flashtile::vk {
+
+namespace {
+
+// Tiles per head dim range. Q and the K/V tile sit in f32 shared memory (see the shader's header).
+struct PortableTile {
+  std::uint32_t min_dim, max_dim;  // head dims: multiples of 8 in [min_dim, max_dim]
+  std::uint32_t block_m, block_n, wg;
+  std::uint32_t max_sq;  // 0: any seqlen_q; else only calls with seqlen_q <= max_sq
+};
+// Decode-like calls (seqlen_q <= 8): 8-row tiles waste less of the work on rows past Sq (split-KV fills the GPU).
+const PortableTile kDecodeTiles[] = {{40, 64, 8, 64, 128, 8}, {72, 128, 8, 32, 128, 8}, {136, 256, 8, 16, 128, 8}};
+// Fastest first. The first three need 48 KB of shared memory (NVIDIA, AMD, Intel GPUs): wider key tiles halve the
+// barriers per key. The last three fit in 32 KB, the portable path's floor (lavapipe).
+const PortableTile kTiles[] = {{8, 64, 64, 32, 256, 0},   {72, 128, 32, 32, 128, 0}, {136, 256, 16, 16, 128, 0},
+                               {8, 64, 32, 32, 128, 0},   {72, 128, 32, 16, 128, 0}, {136, 256, 16, 8, 128, 0}};
+
+// The shader's padded tile width for head dim d (attn_portable.comp: DP).
+std::uint32_t padded_dim(std::uint32_t d) { return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
+// attn_portable.comp's shared arrays: Q, K/V tiles (vec4, padded rows), scores, rescale factors, row reductions.
+std::uint32_t portable_shared_bytes(std::uint32_t d, std::uint32_t bm, std::uint32_t bn, std::uint32_t wg) {
+  const std::uint32_t d4 = padded_dim(d) / 4, tpr = wg / bm;
+  return 16 * bm * (d4 + 1) + 16 * bn * (d4 + 1) + 4 * bm * (bn + 1) + 4 * bm + 4 * bm * tpr;
+}
+
+bool is_even(std::uint64_t x) { return (x & 1u) == 0; }
+
+}  // namespace
+
+namespace {
+
+struct StorageMode {
+  const char* suffix;
+  std::vector<DType> dtypes;
+  bool needs16, packed;
+};
+
+// attn_portable_row.comp: TPR = d / 64 threads per row (a power of two), BLOCK_M = 128 / TPR rows, K and V tiles of
+// block_n keys in shared memory (2 * block_n * d * 4 bytes).
+struct RowTile {
+  std::uint32_t dim, block_n;
+};
+const RowTile kRowTiles[] = {{64, 32}, {128, 32}, {256, 16}};
+constexpr std::uint32_t kRowWg = 128;
+
+ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
+  ShaderVariant v;
+  v.path = Path::VulkanPortable;
+  v.kernel = std::string("vk_portable_row_") + s.suffix;
+  v.spirv = std::string("attn_portable_row_") + s.suffix;
+  const std::uint32_t tpr = t.dim / 64;
+  v.wg_size = kRowWg;
+  v.block_m = kRowWg / tpr;
+  v.block_n = t.block_n;
+  v.head_dims = {t.dim};
+  v.dtypes = s.dtypes;
+  v.shared_bytes = 2 * t.block_n * t.dim * 4;
+  v.needs_16bit_storage = s.needs16;
+  v.needs_subgroup_shuffle = true;
+  v.min_subgroup_size = tpr;
+  v.split_kv = true;
+  // On CPU devices (lavapipe) its large per-thread arrays make it slower than the tiled shader, and much slower to
+  // compile; it still runs there when FLASHTILE_VK_VARIANT selects variants explicitly (tests).
+  v.device_check = [](const Caps& caps) -> std::string {
+    if (caps.software && !std::getenv("FLASHTILE_VK_VARIANT")) return "row shader skipped on CPU devices (slower there)";
+    return "";
+  };
+  if (s.packed) {
+    v.call_check = [](const Caps&, const detail::AttnArgs& a) -> std::string {
+      for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+        if (!is_even(t->buf.offset / 2)) return "packed 16-bit access needs even element offsets";
+        for (int i = 0; i < 3; ++i)
+          if (!is_even(static_cast<std::uint64_t>(t->strides[i]))) return "packed 16-bit access needs even strides";
+      }
+      return "";
+    };
+  }
+  return v;
+}
+
+ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg) {
+  ShaderVariant v;
+  v.path = Path::VulkanPortable;
+  v.kernel = std::string("vk_portable_") + s.suffix + (sg ? "_sg" : "_sh");
+  v.spirv = std::string("attn_portable_") + s.suffix + (sg ? "_sg" : "_sh");
+  v.wg_size = t.wg;
+  v.block_m = t.block_m;
+  v.block_n = t.block_n;
+  for (std::uint32_t d = t.min_dim; d <= t.max_dim; d += 8) v.head_dims.push_back(d);
+  v.dtypes = s.dtypes;
+  for (std::uint32_t d : v.head_dims)
+    v.shared_bytes = std::max(v.shared_bytes, portable_shared_bytes(d, t.block_m, t.block_n, t.wg));
+  v.needs_16bit_storage = s.needs16;
+  v.needs_subgroup_shuffle = sg;
+  v.min_subgroup_size = sg ? t.wg / t.block_m : 0;  // a row's threads share one subgroup
+  v.split_kv = true;
+  const bool packed = s.packed;
+  const std::uint32_t max_sq = t.max_sq;
+  if (packed || max_sq) {
+    v.call_check = [packed, max_sq](const Caps&, const detail::AttnArgs& a) -> std::string {
+      if (max_sq && a.seqlen_q > max_sq) return "seqlen_q > " + std::to_string(max_sq) + " (decode tiles)";
+      if (!packed) return "";
+      // 16-bit data read and written as uint pairs: every offset and stride must be even.
+      for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+        if (!is_even(t->buf.offset / 2)) return "packed 16-bit access needs even element offsets";
+        for (int i = 0; i < 3; ++i)
+          if (!is_even(static_cast<std::uint64_t>(t->strides[i]))) return "packed 16-bit access needs even strides";
+      }
+      return "";
+    };
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<ShaderVariant> portable_variants() {
+  const StorageMode storages[] = {{"s16", {DType::F16, DType::BF16}, true, false},
+                                  {"pk", {DType::F16, DType::BF16}, false, true},
+                                  {"f32", {DType::F32}, false, false}};
+  std::vector<ShaderVariant> out;
+  // Fastest first: decode tiles for the calls they take, then the row shader (head dims 64/128/256), then the
+  // tiled shader for every head dim: subgroup row reductions before shared-memory ones, wide tiles before 32 KB
+  // ones; per storage mode.
+  for (const bool sg : {true, false})
+    for (const PortableTile& t : kDecodeTiles)
+      for (const StorageMode& s : storages) out.push_back(make_variant(t, s, sg));
+  for (const RowTile& t : kRowTiles)
+    for (const StorageMode& s : storages) out.push_back(make_row_variant(t, s));
+  for (const bool sg : {true, false})
+    for (const PortableTile& t : kTiles)
+      for (const StorageMode& s : storages) out.push_back(make_variant(t, s, sg));
+  return out;
+}
+
+std::string device_reason(const ShaderVariant& v, const Caps& caps) {
+  std::string why;
+  if (!find_spirv(v.spirv, &why)) return why;
+  if (v.needs_coopmat2 && !caps.coopmat2_nv) return "device lacks VK_NV_cooperative_matrix2";
+  if (v.needs_coopmat && !caps.coopmat_khr) return "device lacks VK_KHR_cooperative_matrix";
+  if (v.needs_16bit_storage && !caps.storage_buffer_16bit) return "device lacks storageBuffer16BitAccess";
+  if (v.needs_float16 && !caps.shader_float16) return "device lacks shaderFloat16";
+  if (v.needs_subgroup_shuffle && !caps.subgroup_shuffle) return "device lacks subgroup shuffle in compute shaders";
+  if (v.needs_subgroup_arithmetic && !caps.subgroup_arithmetic)
+    return "device lacks subgroup arithmetic in compute shaders";
+  if (v.min_subgroup_size && caps.subgroup_size < v.min_subgroup_size && v.required_subgroup_size == 0)
+    return "subgroup size " + std::to_string(caps.subgroup_size) + " < " + std::to_string(v.min_subgroup_size);
+  if (v.wg_size % std::max(1u, caps.subgroup_size) != 0 && v.needs_subgroup_shuffle && v.required_subgroup_size == 0)
+    return "workgroup size " + std::to_string(v.wg_size) + " not a multiple of the subgroup size";
+  if (v.required_subgroup_size) {
+    if (!caps.subgroup_size_control || !caps.required_subgroup_size_compute)
+      return "device lacks subgroup size control for compute";
+    if (v.required_subgroup_size < caps.min_subgroup_size || v.required_subgroup_size > caps.max_subgroup_size)
+      return "subgroup size " + std::to_string(v.required_subgroup_size) + " outside the device's " +
+             std::to_string(caps.min_subgroup_size) + ".." + std::to_string(caps.max_subgroup_size);
+  }
+  if (v.needs_full_subgroups && !caps.compute_full_subgroups) return "device lacks computeFullSubgroups";
+  if (v.shared_bytes > caps.max_shared_memory)
+    return "needs " + std::to_string(v.shared_bytes) + " bytes of shared memory, device has " +
+           std::to_string(caps.max_shared_memory);
+  if (v.wg_size > caps.max_workgroup_invocations) return "workgroup size too large for the device";
+  if (v.device_check) return v.device_check(caps);
+  return "";
+}
+
+std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::AttnArgs& a) {
+  if (std::find(v.dtypes.begin(), v.dtypes.end(), a.dtype) == v.dtypes.end())
+    return "dtype " + std::string(to_string(a.dtype)) + " not supported";
+  if (std::find(v.head_dims.begin(), v.head_dims.end(), static_cast<std::uint32_t>(a.head_dim)) == v.head_dims.end())
+    return "head_dim " + std::to_string(a.head_dim) + " not supported";
+  const std::uint64_t row_tiles = (static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
+  if (row_tiles > caps.max_workgroup_count[0] || static_cast<std::uint64_t>(a.heads_q) > caps.max_workgroup_count[1] ||
+      static_cast<std::uint64_t>(a.batch) > caps.max_workgroup_count[2])
+    return "grid (" + std::to_string(row_tiles) + ", " + std::to_string(a.heads_q) + ", " + std::to_string(a.batch) +
+           ") exceeds maxComputeWorkGroupCount";
+  if (v.call_check) return v.call_check(caps, a);
+  return "";
+}
+
+}  // namespace flashtile::vk

@@ -1,0 +1,75 @@
+// The C++ mirror of shaders/attn_common.glsl: push constants, specialization-constant ids, descriptor bindings and
+// the split-KV scratch layout shared by every flashtile attention shader. Keep the two files identical.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace flashtile::vk {
+
+// Descriptor set 0: whole storage buffers; tensors are addressed by element offsets in PushConstants.
+enum Binding : std::uint32_t {
+  kBindingQ = 0,
+  kBindingK = 1,
+  kBindingV = 2,
+  kBindingO = 3,
+  kBindingLse = 4,      // f32 [B, Hq, Sq] contiguous
+  kBindingScratch = 5,  // f32 split-KV partials; a dummy buffer when unused
+  kBindingCount = 6,
+};
+
+// Specialization-constant ids: equal to the GLSL constant_id values.
+enum SpecId : std::uint32_t {
+  kSpecHeadDim = 0,
+  kSpecCausal = 1,       // bool as uint
+  kSpecDType = 2,        // ShaderDType
+  kSpecBlockM = 3,       // query rows per workgroup
+  kSpecBlockN = 4,       // keys per inner tile
+  kSpecWgSize = 5,       // local_size_x_id = 5
+  kSpecSubgroupSize = 6,
+  // 7..15: vk-core's future additions.
+  // ---- 16 and up: coopmat shapes (vk-coopmat appends here) ----
+  kSpecCmM = 16,
+  kSpecCmN = 17,
+  kSpecCmK = 18,
+};
+
+enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
+
+inline constexpr std::uint32_t kFlagWriteLse = 1u;  // PushConstants::flags bit 0
+
+// std430, all 32-bit members: the C++ layout is the same with natural alignment.
+struct PushConstants {
+  std::uint32_t q_off, k_off, v_off, o_off, lse_off;  // element offsets of element 0 in the bound buffer
+  std::uint32_t q_sb, q_ss, q_sh;                     // strides (elements): batch, seq, head
+  std::uint32_t k_sb, k_ss, k_sh;
+  std::uint32_t v_sb, v_ss, v_sh;
+  std::uint32_t o_sb, o_ss, o_sh;
+  std::uint32_t B, Sq, Sk, Hq, Hkv;
+  float scale_log2;      // softmax scale * log2(e)
+  std::uint32_t flags;   // kFlagWriteLse
+  std::uint32_t n_splits;  // split-KV splits (1 = none)
+};
+static_assert(sizeof(PushConstants) == 100, "PushConstants must match attn_common.glsl (std430)");
+static_assert(sizeof(PushConstants) <= 128, "Vulkan guarantees only 128 bytes of push constants");
+static_assert(offsetof(PushConstants, q_off) == 0);
+static_assert(offsetof(PushConstants, lse_off) == 16);
+static_assert(offsetof(PushConstants, q_sb) == 20);
+static_assert(offsetof(PushConstants, k_sb) == 32);
+static_assert(offsetof(PushConstants, v_sb) == 44);
+static_assert(offsetof(PushConstants, o_sb) == 56);
+static_assert(offsetof(PushConstants, o_sh) == 64);
+static_assert(offsetof(PushConstants, B) == 68);
+static_assert(offsetof(PushConstants, Hkv) == 84);
+static_assert(offsetof(PushConstants, scale_log2) == 88);
+static_assert(offsetof(PushConstants, flags) == 92);
+static_assert(offsetof(PushConstants, n_splits) == 96);
+
+// Split-KV scratch: per (b, h, row, split) a record of head_dim + 1 floats (normalized partial output, then the
+// split's log2-domain LSE). Workgroup x = row_tile * n_splits + split.
+inline std::uint64_t scratch_floats(std::uint64_t B, std::uint64_t Hq, std::uint64_t Sq, std::uint64_t n_splits,
+                                    std::uint64_t head_dim) {
+  return B * Hq * Sq * n_splits * (head_dim + 1);
+}
+
+}  // namespace flashtile::vk

@@ -1,0 +1,832 @@
+// VulkanDevice: the Vulkan backend's DeviceImpl. Device-local buffers with a staging buffer for copies, a compute
+// queue, lazily built pipelines keyed by a plain state struct, plan() over the variant tables (kernels.hpp), and
+// run(): synchronous submit + wait, or recording into the caller's command buffer.
+//
+// Recording into the caller's VkCommandBuffer (Options::vk_command_buffer): flashtile records its dispatches and
+// returns; the caller submits. The caller must place these barriers (flashtile inserts only the ones between its
+// own passes, and one on its private split-KV scratch buffer):
+//   before: the writes that produced q, k, v  -> srcStage/srcAccess of that producer,
+//           dstStage COMPUTE_SHADER, dstAccess SHADER_READ;
+//           earlier reads/writes of out and lse (WAR/WAW) -> dstStage COMPUTE_SHADER, dstAccess SHADER_WRITE;
+//   after:  srcStage COMPUTE_SHADER, srcAccess SHADER_WRITE on out and lse -> the consumer's stage and access
+//           (e.g. TRANSFER/TRANSFER_READ for a copy, COMPUTE_SHADER/SHADER_READ for the next shader, HOST/HOST_READ
+//           for a mapped read after the fence).
+// State: flashtile binds its own compute pipeline, descriptor set 0 (or push descriptors) and push constants in
+// the caller's command buffer; compute bindings the caller made before the call must be bound again after it.
+// Queue: submit on the device's queue family (the one given to Device::wrap_vulkan); calls recorded with split-KV
+// share one scratch buffer, so run them on one queue (flashtile orders them with a barrier).
+// Lifetime: the tensors' buffers must stay alive until the submission completes. Descriptors: with
+// VK_KHR_push_descriptor (when the device has it) nothing else is needed; otherwise descriptor sets come from a
+// per-device ring of kDescriptorRing sets, and the caller must have waited for a submission before recording
+// kDescriptorRing further flashtile calls on the same device. The recorded commands reference flashtile's scratch
+// buffer, which only grows; replaced ones are kept until the device is destroyed. Calls that flashtile submits
+// itself (no command buffer) use the same VkQueue: for a wrapped device the application must not submit to that
+// queue from another thread during a flashtile call.
+#include "vk_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+
+namespace flashtile::vk {
+
+namespace {
+
+constexpr std::uint32_t kDescriptorRing = 1024;
+constexpr std::uint64_t kStagingChunk = 64ull << 20;
+constexpr std::uint64_t kMaxIndex = 1ull << 32;  // uint indices in the shaders
+constexpr std::uint32_t kReduceWg = 64;
+constexpr float kLog2e = 1.4426950408889634f;
+
+const Path kPathOrder[] = {Path::VulkanCoopmat2, Path::VulkanCoopmat, Path::VulkanPortable};
+
+std::vector<ShaderVariant> variants_of(Path p) {
+  switch (p) {
+    case Path::VulkanCoopmat2: return coopmat2_variants();
+    case Path::VulkanCoopmat: return coopmat_variants();
+    default: return portable_variants();
+  }
+}
+
+const char* storage_suffix(DType d, bool packed) {
+  if (d == DType::F32) return "f32";
+  return packed ? "pk" : "s16";
+}
+
+std::uint32_t shader_dtype(DType d) {
+  return d == DType::F16 ? kShaderF16 : d == DType::BF16 ? kShaderBF16 : kShaderF32;
+}
+
+// The pipeline cache key: a plain state struct.
+struct PipelineKey {
+  Path path = Path::VulkanPortable;
+  std::string spirv;
+  std::uint32_t head_dim = 0, causal = 0, dtype = 0, block_m = 0, block_n = 0, wg_size = 0, subgroup_size = 0;
+  std::uint32_t required_subgroup_size = 0;
+  bool full_subgroups = false;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;
+  auto tie() const {
+    return std::tie(path, spirv, head_dim, causal, dtype, block_m, block_n, wg_size, subgroup_size,
+                    required_subgroup_size, full_subgroups, extra_spec);
+  }
+  bool operator<(const PipelineKey& o) const { return tie() < o.tie(); }
+};
+
+struct Allocation {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+};
+
+class VulkanDevice final : public detail::DeviceImpl {
+ public:
+  // flashtile's own VkDevice on `pd`.
+  VulkanDevice(std::shared_ptr<InstanceState> inst, VkPhysicalDevice pd, int index) : inst_(std::move(inst)), pd_(pd) {
+    std::vector<const char*> exts;
+    caps_ = query_caps(inst_->fn, pd, &exts);
+    const bool v13 = caps_.api_version >= VK_API_VERSION_1_3;
+    // Queue: the first family with compute (prefer compute without graphics: often the async compute queue).
+    std::uint32_t nq = 0;
+    inst_->fn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(nq);
+    inst_->fn.vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf.data());
+    int fam = -1;
+    for (std::uint32_t i = 0; i < nq; ++i)
+      if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && fam < 0) fam = static_cast<int>(i);
+    for (std::uint32_t i = 0; i < nq; ++i)
+      if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+        fam = static_cast<int>(i);
+        break;
+      }
+    if (fam < 0) throw Error(ErrorCode::BackendFailure, caps_.name + ": no compute queue");
+    qfam_ = static_cast<std::uint32_t>(fam);
+
+    // Enable exactly the features the paths use, where the device has them.
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceSubgroupSizeControlFeatures fssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR fcm{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    // Query the supported maintenance4 (1.3) alongside: coopmat shaders built for vulkan1.3 use LocalSizeId.
+    VkPhysicalDeviceFeatures2 q2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    VkPhysicalDeviceVulkan13Features q13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    if (v13) q2.pNext = &q13;
+    inst_->fn.vkGetPhysicalDeviceFeatures2(pd, &q2);
+    f2.features.shaderInt16 = caps_.shader_int16;
+    f2.pNext = &f11;
+    f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
+    f11.pNext = &f12;
+    f12.shaderFloat16 = caps_.shader_float16;
+    f12.vulkanMemoryModel = caps_.vulkan_memory_model;
+    void** tail = &f12.pNext;
+    if (v13) {
+      f13.subgroupSizeControl = caps_.subgroup_size_control;
+      f13.computeFullSubgroups = caps_.compute_full_subgroups;
+      f13.maintenance4 = q13.maintenance4;
+      *tail = &f13;
+      tail = &f13.pNext;
+    } else if (caps_.subgroup_size_control || caps_.compute_full_subgroups) {
+      fssc.subgroupSizeControl = caps_.subgroup_size_control;
+      fssc.computeFullSubgroups = caps_.compute_full_subgroups;
+      *tail = &fssc;
+      tail = &fssc.pNext;
+    }
+    if (caps_.coopmat_khr) {
+      fcm.cooperativeMatrix = VK_TRUE;
+      *tail = &fcm;
+      tail = &fcm.pNext;
+    }
+    if (caps_.coopmat2_nv) {
+      fcm2.cooperativeMatrixWorkgroupScope = caps_.cm2_workgroup_scope;
+      fcm2.cooperativeMatrixFlexibleDimensions = caps_.cm2_flexible_dimensions;
+      fcm2.cooperativeMatrixReductions = caps_.cm2_reductions;
+      fcm2.cooperativeMatrixConversions = caps_.cm2_conversions;
+      fcm2.cooperativeMatrixPerElementOperations = caps_.cm2_per_element_operations;
+      fcm2.cooperativeMatrixTensorAddressing = caps_.cm2_tensor_addressing;
+      fcm2.cooperativeMatrixBlockLoads = caps_.cm2_block_loads;
+      *tail = &fcm2;
+      tail = &fcm2.pNext;
+    }
+    const float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = qfam_;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &prio;
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &f2;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = static_cast<std::uint32_t>(exts.size());
+    dci.ppEnabledExtensionNames = exts.data();
+    check_vk(inst_->fn.vkCreateDevice(pd, &dci, nullptr, &dev_), "vkCreateDevice");
+    owns_device_ = true;
+    fn_.load(inst_->fn, dev_);
+    fn_.vkGetDeviceQueue(dev_, qfam_, 0, &queue_);
+    init(index);
+  }
+
+  // The application's VkDevice (not owned). Caps assume the application enabled, where the device supports them,
+  // the features flashtile's own devices enable (see README); push descriptors only if the extension is enabled.
+  VulkanDevice(std::shared_ptr<InstanceState> inst, const VulkanHandles& h) : inst_(std::move(inst)) {
+    pd_ = static_cast<VkPhysicalDevice>(h.physical_device);
+    dev_ = static_cast<VkDevice>(h.device);
+    queue_ = static_cast<VkQueue>(h.queue);
+    qfam_ = h.queue_family;
+    caps_ = query_caps(inst_->fn, pd_, nullptr);
+    owns_device_ = false;
+    fn_.load(inst_->fn, dev_);
+    init(0);
+  }
+
+  ~VulkanDevice() override {
+    if (!dev_) return;
+    fn_.vkDeviceWaitIdle(dev_);
+    for (auto& [key, p] : pipelines_) fn_.vkDestroyPipeline(dev_, p, nullptr);
+    for (auto& [name, m] : modules_) fn_.vkDestroyShaderModule(dev_, m, nullptr);
+    if (desc_pool_) fn_.vkDestroyDescriptorPool(dev_, desc_pool_, nullptr);
+    fn_.vkDestroyPipelineLayout(dev_, pipe_layout_, nullptr);
+    fn_.vkDestroyDescriptorSetLayout(dev_, set_layout_, nullptr);
+    fn_.vkDestroyFence(dev_, fence_, nullptr);
+    fn_.vkDestroyCommandPool(dev_, cmd_pool_, nullptr);
+    for (auto& [buf, a] : allocs_) {
+      fn_.vkDestroyBuffer(dev_, reinterpret_cast<VkBuffer>(buf), nullptr);
+      fn_.vkFreeMemory(dev_, a.memory, nullptr);
+    }
+    if (owns_device_) fn_.vkDestroyDevice(dev_, nullptr);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  std::uint64_t max_index_elements() const override { return kMaxIndex; }
+
+  std::uint64_t alloc(std::size_t bytes) override {
+    inst_->check_validation();
+    std::lock_guard<std::mutex> lock(mu_);
+    return create_buffer(std::max<std::size_t>(bytes, 4), false);
+  }
+
+  void free(std::uint64_t handle) noexcept override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = allocs_.find(handle);
+    if (it == allocs_.end()) return;
+    fn_.vkDestroyBuffer(dev_, reinterpret_cast<VkBuffer>(handle), nullptr);
+    fn_.vkFreeMemory(dev_, it->second.memory, nullptr);
+    allocs_.erase(it);
+  }
+
+  void upload(detail::BufferRef dst, const void* src, std::size_t bytes) override {
+    inst_->check_validation();
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto* p = static_cast<const std::uint8_t*>(src);
+    for (std::uint64_t done = 0; done < bytes;) {
+      const std::uint64_t n = std::min<std::uint64_t>(bytes - done, kStagingChunk);
+      ensure_staging(n);
+      std::memcpy(staging_map_, p + done, n);
+      VkCommandBuffer cb = begin();
+      VkBufferCopy region{0, dst.offset + done, n};
+      fn_.vkCmdCopyBuffer(cb, staging_, reinterpret_cast<VkBuffer>(dst.handle), 1, &region);
+      submit_and_wait(cb);
+      done += n;
+    }
+    inst_->check_validation();
+  }
+
+  void download(void* dst, detail::BufferRef src, std::size_t bytes) override {
+    inst_->check_validation();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto* p = static_cast<std::uint8_t*>(dst);
+    for (std::uint64_t done = 0; done < bytes;) {
+      const std::uint64_t n = std::min<std::uint64_t>(bytes - done, kStagingChunk);
+      ensure_staging(n);
+      VkCommandBuffer cb = begin();
+      VkBufferCopy region{src.offset + done, 0, n};
+      fn_.vkCmdCopyBuffer(cb, reinterpret_cast<VkBuffer>(src.handle), staging_, 1, &region);
+      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      fn_.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                               nullptr);
+      submit_and_wait(cb);
+      std::memcpy(p + done, staging_map_, n);
+      done += n;
+    }
+    inst_->check_validation();
+  }
+
+  detail::Plan plan(const detail::AttnArgs& args, const std::optional<Path>& forced) const override {
+    inst_->check_validation();
+    std::vector<detail::PathCheck> order;
+    for (Path p : kPathOrder) {
+      detail::PathCheck c{p, "", ""};
+      const ShaderVariant* v = pick(p, args, &c.why_not);
+      if (v) {
+        c.kernel = kernel_name(*v, args);
+        const std::uint32_t splits = choose_splits(*v, args);
+        if (splits > 1) c.kernel += "+splitkv" + std::to_string(splits);
+      }
+      order.push_back(std::move(c));
+    }
+    return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")");
+  }
+
+  void run(const detail::Plan& plan, const detail::AttnArgs& a) override {
+    inst_->check_validation();
+    std::string why;
+    const ShaderVariant* v = pick(plan.path, a, &why);
+    if (!v) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
+    std::lock_guard<std::mutex> lock(mu_);
+
+    PushConstants pc{};
+    const std::uint64_t es = dtype_size(a.dtype);
+    pc.q_off = static_cast<std::uint32_t>(a.q.buf.offset / es);
+    pc.k_off = static_cast<std::uint32_t>(a.k.buf.offset / es);
+    pc.v_off = static_cast<std::uint32_t>(a.v.buf.offset / es);
+    pc.o_off = static_cast<std::uint32_t>(a.o.buf.offset / es);
+    pc.lse_off = a.has_lse ? static_cast<std::uint32_t>(a.lse.buf.offset / 4) : 0;
+    auto st = [](std::int64_t s) { return static_cast<std::uint32_t>(s); };
+    pc.q_sb = st(a.q.strides[0]), pc.q_ss = st(a.q.strides[1]), pc.q_sh = st(a.q.strides[2]);
+    pc.k_sb = st(a.k.strides[0]), pc.k_ss = st(a.k.strides[1]), pc.k_sh = st(a.k.strides[2]);
+    pc.v_sb = st(a.v.strides[0]), pc.v_ss = st(a.v.strides[1]), pc.v_sh = st(a.v.strides[2]);
+    pc.o_sb = st(a.o.strides[0]), pc.o_ss = st(a.o.strides[1]), pc.o_sh = st(a.o.strides[2]);
+    pc.B = st(a.batch), pc.Sq = st(a.seqlen_q), pc.Sk = st(a.seqlen_k), pc.Hq = st(a.heads_q), pc.Hkv = st(a.heads_kv);
+    pc.scale_log2 = a.scale * kLog2e;
+    pc.flags = a.has_lse ? kFlagWriteLse : 0u;
+    pc.n_splits = choose_splits(*v, a);
+
+    VkBuffer scratch = dummy_;
+    if (pc.n_splits > 1) scratch = ensure_scratch(scratch_floats(a.batch, a.heads_q, a.seqlen_q, pc.n_splits, a.head_dim) * 4);
+    const VkBuffer bufs[kBindingCount] = {
+        reinterpret_cast<VkBuffer>(a.q.buf.handle), reinterpret_cast<VkBuffer>(a.k.buf.handle),
+        reinterpret_cast<VkBuffer>(a.v.buf.handle), reinterpret_cast<VkBuffer>(a.o.buf.handle),
+        a.has_lse ? reinterpret_cast<VkBuffer>(a.lse.buf.handle) : dummy_, scratch};
+
+    VkPipeline attn = pipeline(key_of(*v, a));
+    VkPipeline reduce = VK_NULL_HANDLE;
+    if (pc.n_splits > 1) reduce = pipeline(reduce_key(*v, a));
+
+    const bool external = a.vk_command_buffer != nullptr;
+    VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(a.vk_command_buffer) : begin();
+    if (pc.n_splits > 1 && external) {
+      // The scratch buffer may still be in use by an earlier recorded call: order after it (WAR/WAW).
+      barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+    }
+    bind_descriptors(cb, bufs);
+    fn_.vkCmdPushConstants(cb, pipe_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
+    fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, attn);
+    const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
+    fn_.vkCmdDispatch(cb, row_tiles * pc.n_splits, pc.Hq, pc.B);
+    if (pc.n_splits > 1) {
+      barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
+      fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
+      fn_.vkCmdDispatch(cb, pc.Sq, pc.Hq, pc.B);
+    }
+    if (!external) {
+      submit_and_wait(cb);
+      inst_->check_validation();
+    }
+  }
+
+  void sync() override {
+    // Every submission flashtile makes on its own is waited for before the call returns.
+    inst_->check_validation();
+  }
+
+  VulkanHandles vulkan_handles() const override {
+    VulkanHandles h;
+    h.instance = inst_->fn.instance;
+    h.physical_device = pd_;
+    h.device = dev_;
+    h.queue = queue_;
+    h.queue_family = qfam_;
+    h.get_instance_proc_addr = reinterpret_cast<void*>(inst_->fn.vkGetInstanceProcAddr);
+    return h;
+  }
+
+ private:
+  void init(int index) {
+    VkPhysicalDeviceMemoryProperties mp{};
+    inst_->fn.vkGetPhysicalDeviceMemoryProperties(pd_, &mp);
+    mem_props_ = mp;
+    push_descriptor_ = caps_.push_descriptor && fn_.vkCmdPushDescriptorSetKHR;
+    if (const char* e = std::getenv("FLASHTILE_VK_NO_PUSH_DESCRIPTOR"); e && std::strcmp(e, "1") == 0)
+      push_descriptor_ = false;  // exercise the descriptor ring on devices that have push descriptors
+    caps_.push_descriptor = push_descriptor_;
+    // Tests only: pretend a larger shared-memory limit, to run the 48 KB variants on lavapipe (which computes them
+    // correctly past its advertised 32 KB; the validation layer then reports the excess, so test without it).
+    if (const char* e = std::getenv("FLASHTILE_VK_SHARED_LIMIT"))
+      caps_.max_shared_memory = static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10));
+
+    VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    cpi.queueFamilyIndex = qfam_;
+    check_vk(fn_.vkCreateCommandPool(dev_, &cpi, nullptr, &cmd_pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = cmd_pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    check_vk(fn_.vkAllocateCommandBuffers(dev_, &cai, &cmd_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check_vk(fn_.vkCreateFence(dev_, &fci, nullptr, &fence_), "vkCreateFence");
+
+    VkDescriptorSetLayoutBinding b[kBindingCount]{};
+    for (std::uint32_t i = 0; i < kBindingCount; ++i) {
+      b[i].binding = i;
+      b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      b[i].descriptorCount = 1;
+      b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dli.flags = push_descriptor_ ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
+    dli.bindingCount = kBindingCount;
+    dli.pBindings = b;
+    check_vk(fn_.vkCreateDescriptorSetLayout(dev_, &dli, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
+    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &set_layout_;
+    pli.pushConstantRangeCount = 1;
+    pli.pPushConstantRanges = &pcr;
+    check_vk(fn_.vkCreatePipelineLayout(dev_, &pli, nullptr, &pipe_layout_), "vkCreatePipelineLayout");
+    if (!push_descriptor_) {
+      VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorRing * kBindingCount};
+      VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      dpi.maxSets = kDescriptorRing;
+      dpi.poolSizeCount = 1;
+      dpi.pPoolSizes = &ps;
+      check_vk(fn_.vkCreateDescriptorPool(dev_, &dpi, nullptr, &desc_pool_), "vkCreateDescriptorPool");
+    }
+    dummy_ = reinterpret_cast<VkBuffer>(create_buffer(256, false));
+
+    info_.backend = Backend::Vulkan;
+    info_.index = index;
+    info_.name = caps_.name;
+    info_.software = caps_.software;
+    for (Path p : kPathOrder) tables_[p] = variants_of(p);
+    for (Path p : kPathOrder) {
+      for (const ShaderVariant& v : tables_.at(p))
+        if (device_reason(v, caps_).empty()) {
+          info_.paths.push_back(p);
+          break;
+        }
+    }
+    fill_caps_display();
+  }
+
+  void fill_caps_display() {
+    auto yn = [](bool b) { return std::string(b ? "yes" : "no"); };
+    auto& c = info_.caps;
+    c.emplace_back("api", api_version_string(caps_.api_version));
+    char ids[32];
+    std::snprintf(ids, sizeof ids, "%04x:%04x", caps_.vendor_id, caps_.device_id);
+    c.emplace_back("vendor:device", ids);
+    c.emplace_back("wrapped", yn(!owns_device_));
+    c.emplace_back("subgroup_size", std::to_string(caps_.subgroup_size) + " (" +
+                                        std::to_string(caps_.min_subgroup_size) + ".." +
+                                        std::to_string(caps_.max_subgroup_size) + ")");
+    std::string ops;
+    auto add = [&](bool b, const char* n) {
+      if (b) ops += std::string(ops.empty() ? "" : ",") + n;
+    };
+    add(caps_.subgroup_basic, "basic");
+    add(caps_.subgroup_vote, "vote");
+    add(caps_.subgroup_ballot, "ballot");
+    add(caps_.subgroup_shuffle, "shuffle");
+    add(caps_.subgroup_arithmetic, "arithmetic");
+    add(caps_.subgroup_clustered, "clustered");
+    c.emplace_back("subgroup_ops", ops.empty() ? "none" : ops);
+    c.emplace_back("subgroup_size_control", yn(caps_.subgroup_size_control) +
+                                                (caps_.compute_full_subgroups ? ", full subgroups" : ""));
+    c.emplace_back("storage_buffer_16bit", yn(caps_.storage_buffer_16bit));
+    c.emplace_back("shader_float16", yn(caps_.shader_float16));
+    c.emplace_back("shared_memory", std::to_string(caps_.max_shared_memory) + " bytes");
+    c.emplace_back("push_descriptor", yn(caps_.push_descriptor));
+    std::string shapes;
+    auto ty = [](std::uint32_t t) -> std::string {
+      switch (t) {
+        case 0: return "f16";
+        case 1: return "f32";
+        case 2: return "f64";
+        case 3: return "s8";
+        case 5: return "s32";
+        case 7: return "u8";
+        case 9: return "u32";
+        default: return "t" + std::to_string(t);
+      }
+    };
+    for (const CoopmatShape& s : caps_.coopmat_shapes) {
+      if (s.scope != 3) continue;  // subgroup scope only
+      shapes += std::string(shapes.empty() ? "" : " ") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                std::to_string(s.k) + ":" + ty(s.a_type) + "->" + ty(s.result_type);
+    }
+    c.emplace_back("coopmat_khr", caps_.coopmat_khr ? "yes " + shapes : "no");
+    c.emplace_back("coopmat2_nv", caps_.coopmat2_nv ? "yes (max workgroup " + std::to_string(caps_.cm2_max_workgroup_size) +
+                                                          ", flexible dims up to " +
+                                                          std::to_string(caps_.cm2_max_dimension) + ")"
+                                                    : "no");
+  }
+
+  // The first variant of `path` that the device and the call allow; else null and a one-line reason.
+  const ShaderVariant* pick(Path path, const detail::AttnArgs& a, std::string* why) const {
+    const std::vector<ShaderVariant>& vs = tables_.at(path);
+    if (vs.empty()) {
+      *why = path == Path::VulkanPortable ? "no shader variant built"
+             : path == Path::VulkanCoopmat ? (caps_.coopmat_khr ? "no shader variant built" : "device lacks VK_KHR_cooperative_matrix")
+             : (caps_.coopmat2_nv ? "no shader variant built" : "device lacks VK_NV_cooperative_matrix2");
+      return nullptr;
+    }
+    std::string first_device, first_call;
+    std::vector<std::uint32_t> dims;
+    // FLASHTILE_VK_VARIANT=text: only variants whose kernel name contains text (tests use it to cover the
+    // fallbacks a device would not pick: _sh, _pk).
+    const char* only = std::getenv("FLASHTILE_VK_VARIANT");
+    for (const ShaderVariant& v : vs) {
+      if (only && *only && v.kernel.find(only) == std::string::npos) continue;
+      std::string r = device_reason(v, caps_);
+      if (!r.empty()) {
+        if (first_device.empty()) first_device = r;
+        continue;
+      }
+      for (std::uint32_t d : v.head_dims)
+        if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
+      r = call_reason(v, caps_, a);
+      if (r.empty()) r = index_reason(a);
+      if (r.empty()) return &v;
+      if (first_call.empty() || first_call.rfind("head_dim", 0) == 0) first_call = r;
+    }
+    if (first_call.empty()) {
+      *why = first_device.empty() ? "no variant matches FLASHTILE_VK_VARIANT" : first_device;
+    } else if (first_call.rfind("head_dim", 0) == 0) {
+      std::sort(dims.begin(), dims.end());
+      std::string list;
+      bool mult8 = !dims.empty();
+      for (std::size_t i = 0; i < dims.size(); ++i) mult8 = mult8 && dims[i] == 8 * (i + 1);
+      if (mult8) list = "multiples of 8 up to " + std::to_string(dims.back());
+      for (std::uint32_t d : dims)
+        if (!mult8) list += (list.empty() ? "" : ",") + std::to_string(d);
+      *why = "head_dim " + std::to_string(a.head_dim) + " not supported (" + list + ")";
+    } else {
+      *why = first_call;
+    }
+    return nullptr;
+  }
+
+  // uint element indices: element 0's offset plus the extent must stay below 2^32.
+  static std::string index_reason(const detail::AttnArgs& a) {
+    const std::pair<const char*, const detail::TensorArg*> ts[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"out", &a.o}};
+    for (const auto& [name, t] : ts) {
+      const std::uint64_t es = dtype_size(t->dtype);
+      std::uint64_t end = t->buf.offset / es + 1;
+      for (int i = 0; i < t->shape.rank; ++i)
+        end += static_cast<std::uint64_t>(t->shape[i] - 1) * static_cast<std::uint64_t>(t->strides[i]);
+      if (end > kMaxIndex) return std::string(name) + " addresses element " + std::to_string(end) + " of its buffer, beyond 2^32 (uint indices)";
+    }
+    if (a.has_lse && a.lse.buf.offset / 4 + static_cast<std::uint64_t>(a.lse.shape.numel()) > kMaxIndex)
+      return "lse addresses elements beyond 2^32 of its buffer (uint indices)";
+    return "";
+  }
+
+  static std::string kernel_name(const ShaderVariant& v, const detail::AttnArgs& a) {
+    return v.kernel + "<d" + std::to_string(a.head_dim) + "," + std::string(to_string(a.dtype)) +
+           (a.causal ? ",causal" : "") + ",bm" + std::to_string(v.block_m) + ",bn" + std::to_string(v.block_n) + ">";
+  }
+
+  // Split-KV when the grid alone would leave the device idle (decode-like shapes). FLASHTILE_VK_SPLITS=n forces n.
+  std::uint32_t choose_splits(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    if (!v.split_kv) return 1;
+    const std::uint64_t row_tiles = (static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
+    const std::uint64_t wgs = row_tiles * a.heads_q * a.batch;
+    const std::uint64_t kv_tiles = (static_cast<std::uint64_t>(a.seqlen_k) + v.block_n - 1) / v.block_n;
+    std::uint64_t want = 1;
+    if (const char* e = std::getenv("FLASHTILE_VK_SPLITS")) {
+      want = std::max<long>(1, std::strtol(e, nullptr, 10));
+    } else {
+      const std::uint64_t target =
+          caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency()) : 512;  // ~4 workgroups per SM/CU
+      if (wgs >= target || kv_tiles < 4) return 1;
+      want = std::min<std::uint64_t>((target + wgs - 1) / wgs, kv_tiles / 2);
+    }
+    want = std::min<std::uint64_t>({want, kv_tiles, 256});
+    if (want <= 1) return 1;
+    const std::uint64_t per = (kv_tiles + want - 1) / want;
+    std::uint64_t n = (kv_tiles + per - 1) / per;  // no empty split
+    if (row_tiles * n > caps_.max_workgroup_count[0] ||
+        static_cast<std::uint64_t>(a.seqlen_q) > caps_.max_workgroup_count[0] ||
+        scratch_floats(a.batch, a.heads_q, a.seqlen_q, n, a.head_dim) > kMaxIndex ||
+        scratch_floats(a.batch, a.heads_q, a.seqlen_q, n, a.head_dim) * 4 > caps_.max_storage_buffer_range)
+      n = 1;
+    return static_cast<std::uint32_t>(n);
+  }
+
+  PipelineKey key_of(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    PipelineKey k;
+    k.path = v.path;
+    k.spirv = v.spirv;
+    k.head_dim = static_cast<std::uint32_t>(a.head_dim);
+    k.causal = a.causal ? 1 : 0;
+    k.dtype = shader_dtype(a.dtype);
+    k.block_m = v.block_m;
+    k.block_n = v.block_n;
+    k.wg_size = v.wg_size;
+    k.required_subgroup_size = v.required_subgroup_size;
+    k.subgroup_size = v.required_subgroup_size ? v.required_subgroup_size : caps_.subgroup_size;
+    // Full subgroups: required when asked, and used by subgroup-reducing variants when the device allows it.
+    k.full_subgroups = v.needs_full_subgroups ||
+                       (v.needs_subgroup_shuffle && caps_.compute_full_subgroups &&
+                        v.wg_size % std::max(1u, v.required_subgroup_size ? v.required_subgroup_size
+                                                                          : caps_.max_subgroup_size) == 0);
+    k.extra_spec = v.extra_spec;
+    return k;
+  }
+
+  PipelineKey reduce_key(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    PipelineKey k;
+    k.path = v.path;
+    const bool packed = v.spirv.find("_pk") != std::string::npos;
+    k.spirv = std::string("attn_splitkv_reduce_") + storage_suffix(a.dtype, packed || !caps_.storage_buffer_16bit);
+    k.head_dim = static_cast<std::uint32_t>(a.head_dim);
+    k.dtype = shader_dtype(a.dtype);
+    k.block_m = 1;
+    k.block_n = v.block_n;
+    k.wg_size = kReduceWg;
+    k.subgroup_size = caps_.subgroup_size;
+    return k;
+  }
+
+  VkShaderModule module(const std::string& name) {
+    auto it = modules_.find(name);
+    if (it != modules_.end()) return it->second;
+    std::string why;
+    const SpirvModule* m = find_spirv(name, &why);
+    if (!m) throw Error(ErrorCode::Unsupported, why);
+    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    ci.codeSize = m->word_count * 4;
+    ci.pCode = m->words;
+    VkShaderModule sm = VK_NULL_HANDLE;
+    check_vk(fn_.vkCreateShaderModule(dev_, &ci, nullptr, &sm), "vkCreateShaderModule");
+    modules_.emplace(name, sm);
+    return sm;
+  }
+
+  VkPipeline pipeline(const PipelineKey& k) {
+    auto it = pipelines_.find(k);
+    if (it != pipelines_.end()) return it->second;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spec = {
+        {kSpecHeadDim, k.head_dim}, {kSpecCausal, k.causal},   {kSpecDType, k.dtype},
+        {kSpecBlockM, k.block_m},   {kSpecBlockN, k.block_n},  {kSpecWgSize, k.wg_size},
+        {kSpecSubgroupSize, k.subgroup_size}};
+    spec.insert(spec.end(), k.extra_spec.begin(), k.extra_spec.end());
+    std::vector<VkSpecializationMapEntry> entries;
+    std::vector<std::uint32_t> data;
+    for (const auto& [id, value] : spec) {
+      entries.push_back({id, static_cast<std::uint32_t>(data.size() * 4), 4});
+      data.push_back(value);
+    }
+    VkSpecializationInfo si{static_cast<std::uint32_t>(entries.size()), entries.data(), data.size() * 4, data.data()};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rss{
+        VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+    rss.requiredSubgroupSize = k.required_subgroup_size;
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = module(k.spirv);
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &si;
+    if (k.required_subgroup_size) ci.stage.pNext = &rss;
+    if (k.full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    ci.layout = pipe_layout_;
+    VkPipeline p = VK_NULL_HANDLE;
+    check_vk(fn_.vkCreateComputePipelines(dev_, VK_NULL_HANDLE, 1, &ci, nullptr, &p), "vkCreateComputePipelines");
+    inst_->check_validation();
+    pipelines_.emplace(k, p);
+    return p;
+  }
+
+  void bind_descriptors(VkCommandBuffer cb, const VkBuffer (&bufs)[kBindingCount]) {
+    VkDescriptorBufferInfo bi[kBindingCount];
+    VkWriteDescriptorSet w[kBindingCount];
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!push_descriptor_) {
+      if (ring_.empty()) {
+        std::vector<VkDescriptorSetLayout> layouts(kDescriptorRing, set_layout_);
+        ring_.resize(kDescriptorRing);
+        VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        ai.descriptorPool = desc_pool_;
+        ai.descriptorSetCount = kDescriptorRing;
+        ai.pSetLayouts = layouts.data();
+        check_vk(fn_.vkAllocateDescriptorSets(dev_, &ai, ring_.data()), "vkAllocateDescriptorSets");
+      }
+      set = ring_[ring_next_];
+      ring_next_ = (ring_next_ + 1) % kDescriptorRing;
+    }
+    for (std::uint32_t i = 0; i < kBindingCount; ++i) {
+      bi[i] = {bufs[i], 0, VK_WHOLE_SIZE};
+      w[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      w[i].dstSet = set;
+      w[i].dstBinding = i;
+      w[i].descriptorCount = 1;
+      w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w[i].pBufferInfo = &bi[i];
+    }
+    if (push_descriptor_) {
+      fn_.vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe_layout_, 0, kBindingCount, w);
+    } else {
+      fn_.vkUpdateDescriptorSets(dev_, kBindingCount, w, 0, nullptr);
+      fn_.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe_layout_, 0, 1, &set, 0, nullptr);
+    }
+  }
+
+  void barrier(VkCommandBuffer cb, VkAccessFlags src, VkAccessFlags dst) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src;
+    mb.dstAccessMask = dst;
+    fn_.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                             0, nullptr, 0, nullptr);
+  }
+
+  std::uint32_t memory_type(std::uint32_t bits, VkMemoryPropertyFlags want) const {
+    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i)
+      if ((bits & (1u << i)) && (mem_props_.memoryTypes[i].propertyFlags & want) == want) return i;
+    return UINT32_MAX;
+  }
+
+  // A buffer with its own memory: device-local (host_visible false) or host-visible coherent (staging).
+  std::uint64_t create_buffer(VkDeviceSize bytes, bool host_visible, VkDeviceMemory* mem_out = nullptr) {
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = bytes;
+    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buf = VK_NULL_HANDLE;
+    check_vk(fn_.vkCreateBuffer(dev_, &bci, nullptr, &buf), "vkCreateBuffer");
+    VkMemoryRequirements req{};
+    fn_.vkGetBufferMemoryRequirements(dev_, buf, &req);
+    const VkMemoryPropertyFlags want = host_visible
+                                           ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+                                           : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    std::uint32_t type = memory_type(req.memoryTypeBits, want);
+    if (type == UINT32_MAX && !host_visible) type = memory_type(req.memoryTypeBits, 0);
+    if (type == UINT32_MAX) {
+      fn_.vkDestroyBuffer(dev_, buf, nullptr);
+      throw Error(ErrorCode::BackendFailure, "vulkan: no suitable memory type");
+    }
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = type;
+    VkDeviceMemory mem = VK_NULL_HANDLE;
+    const VkResult r = fn_.vkAllocateMemory(dev_, &mai, nullptr, &mem);
+    if (r != VK_SUCCESS) {
+      fn_.vkDestroyBuffer(dev_, buf, nullptr);
+      if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+        throw Error(ErrorCode::OutOfMemory, "vulkan: cannot allocate " + std::to_string(bytes) + " bytes");
+      check_vk(r, "vkAllocateMemory");
+    }
+    check_vk(fn_.vkBindBufferMemory(dev_, buf, mem, 0), "vkBindBufferMemory");
+    const auto h = reinterpret_cast<std::uint64_t>(buf);
+    allocs_[h] = {mem, bytes};
+    if (mem_out) *mem_out = mem;
+    return h;
+  }
+
+  void ensure_staging(std::uint64_t bytes) {
+    if (staging_ && staging_size_ >= bytes) return;
+    if (staging_) {
+      fn_.vkUnmapMemory(dev_, allocs_[reinterpret_cast<std::uint64_t>(staging_)].memory);
+      destroy_buffer(staging_);
+    }
+    const std::uint64_t size = std::max<std::uint64_t>(bytes, 1ull << 20);
+    VkDeviceMemory mem = VK_NULL_HANDLE;
+    staging_ = reinterpret_cast<VkBuffer>(create_buffer(size, true, &mem));
+    staging_size_ = size;
+    check_vk(fn_.vkMapMemory(dev_, mem, 0, VK_WHOLE_SIZE, 0, &staging_map_), "vkMapMemory");
+  }
+
+  VkBuffer ensure_scratch(std::uint64_t bytes) {
+    if (scratch_ && scratch_size_ >= bytes) return scratch_;
+    // Replaced scratch buffers stay in allocs_ (freed with the device): a caller's command buffer may use them.
+    const std::uint64_t size = std::max<std::uint64_t>(bytes, scratch_size_ * 2);
+    scratch_ = reinterpret_cast<VkBuffer>(create_buffer(size, false));
+    scratch_size_ = size;
+    return scratch_;
+  }
+
+  void destroy_buffer(VkBuffer b) {
+    auto it = allocs_.find(reinterpret_cast<std::uint64_t>(b));
+    if (it == allocs_.end()) return;
+    fn_.vkDestroyBuffer(dev_, b, nullptr);
+    fn_.vkFreeMemory(dev_, it->second.memory, nullptr);
+    allocs_.erase(it);
+  }
+
+  // Begin flashtile's own command buffer, ordered after everything submitted before (memory made visible).
+  VkCommandBuffer begin() {
+    check_vk(fn_.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check_vk(fn_.vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    fn_.vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
+                             nullptr, 0, nullptr);
+    return cmd_;
+  }
+
+  void submit_and_wait(VkCommandBuffer cb) {
+    check_vk(fn_.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    check_vk(fn_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+    check_vk(fn_.vkWaitForFences(dev_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    check_vk(fn_.vkResetFences(dev_, 1, &fence_), "vkResetFences");
+  }
+
+  std::shared_ptr<InstanceState> inst_;
+  VkPhysicalDevice pd_ = VK_NULL_HANDLE;
+  VkDevice dev_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::uint32_t qfam_ = 0;
+  bool owns_device_ = false;
+  DeviceFns fn_;
+  Caps caps_;
+  DeviceInfo info_;
+  VkPhysicalDeviceMemoryProperties mem_props_{};
+  bool push_descriptor_ = false;
+
+  std::mutex mu_;
+  std::unordered_map<std::uint64_t, Allocation> allocs_;
+  VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkBuffer staging_ = VK_NULL_HANDLE;
+  std::uint64_t staging_size_ = 0;
+  void* staging_map_ = nullptr;
+  VkBuffer scratch_ = VK_NULL_HANDLE;
+  std::uint64_t scratch_size_ = 0;
+  VkBuffer dummy_ = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+  VkPipelineLayout pipe_layout_ = VK_NULL_HANDLE;
+  VkDescriptorPool desc_pool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> ring_;
+  std::uint32_t ring_next_ = 0;
+  std::map<std::string, VkShaderModule> modules_;
+  std::map<PipelineKey, VkPipeline> pipelines_;
+  std::map<Path, std::vector<ShaderVariant>> tables_;  // filled once in init(), read-only afterwards
+};
+
+}  // namespace
+
+std::shared_ptr<detail::DeviceImpl> make_device(std::shared_ptr<InstanceState> inst, VkPhysicalDevice pd, int index) {
+  return std::make_shared<VulkanDevice>(std::move(inst), pd, index);
+}
+
+std::shared_ptr<detail::DeviceImpl> make_wrapped_device(std::shared_ptr<InstanceState> inst, const VulkanHandles& h) {
+  return std::make_shared<VulkanDevice>(std::move(inst), h);
+}
+
+}  // namespace flashtile::vk

@@ -1,0 +1,167 @@
+// flashtile Vulkan shader ABI, shared by every attention shader (attn_portable.comp, attn_coopmat.comp,
+// attn_coopmat2.comp). The C++ mirror is backends/vulkan/shader_abi.hpp: keep the two identical.
+//
+// The includer writes `#version 450` (or later) first and may define, before including:
+//   FT_STORAGE_F32     tensors are f32 (float arrays)
+//   FT_STORAGE_PACKED  16-bit tensors read/written as packed uint pairs (devices without storageBuffer16BitAccess;
+//                      the host guarantees even element offsets and strides)
+//   (neither)          16-bit tensors through 16-bit storage: arrays of FT_T16 (default uint16_t; a shader that
+//                      only handles f16 may #define FT_T16 float16_t and FT_T16_FLOAT16, after enabling
+//                      GL_EXT_shader_explicit_arithmetic_types_float16, to coopMatLoad straight from the buffer)
+//   FT_NO_WG_LAYOUT    do not declare `layout(local_size_x_id = 5) in;` here (the shader declares its own)
+// DTYPE (spec constant) says how 16-bit bits are converted: f16 (IEEE half) or bf16 (upper half of an f32).
+#ifndef FT_ATTN_COMMON_GLSL
+#define FT_ATTN_COMMON_GLSL
+
+#extension GL_EXT_control_flow_attributes : enable
+#if !defined(FT_STORAGE_F32) && !defined(FT_STORAGE_PACKED)
+#define FT_STORAGE_16 1
+#extension GL_EXT_shader_16bit_storage : require
+#ifndef FT_T16
+#define FT_T16 uint16_t
+#endif
+#endif
+
+// ---- Specialization constants (ids = enum SpecId in shader_abi.hpp) -------------------------------------------
+layout(constant_id = 0) const uint HEAD_DIM = 128;
+layout(constant_id = 1) const uint CAUSAL = 0;        // bool as uint
+layout(constant_id = 2) const uint DTYPE = 0;         // 0 f16, 1 bf16, 2 f32
+layout(constant_id = 3) const uint BLOCK_M = 64;      // query rows per workgroup
+layout(constant_id = 4) const uint BLOCK_N = 64;      // keys per inner tile
+// id 5: WG_SIZE, the workgroup size, through local_size_x_id (read it as gl_WorkGroupSize.x).
+layout(constant_id = 6) const uint SUBGROUP_SIZE = 32;
+// ids 7..15: vk-core's future additions. ids 16 and up: reserved for coopmat shapes (vk-coopmat):
+//   16 CM_M, 17 CM_N, 18 CM_K, 19 and up as coopmat_paths.cpp defines (declared in the coopmat shaders).
+#ifndef FT_NO_WG_LAYOUT
+layout(local_size_x_id = 5, local_size_y = 1, local_size_z = 1) in;
+#endif
+#define WG_SIZE gl_WorkGroupSize.x
+
+const uint FT_DTYPE_F16 = 0u;
+const uint FT_DTYPE_BF16 = 1u;
+const uint FT_DTYPE_F32 = 2u;
+const uint FT_FLAG_WRITE_LSE = 1u;  // flags bit 0
+const float FT_LN2 = 0.69314718055994530942;    // LSE: natural log = log2 domain * ln 2
+#define FT_NEG_INF uintBitsToFloat(0xff800000u)
+
+// ---- Push constants (std430, 32-bit members, 100 bytes) -------------------------------------------------------
+layout(push_constant, std430) uniform PushConstants {
+  uint q_off, k_off, v_off, o_off, lse_off;  // element offsets of element 0 within the bound buffer
+  uint q_sb, q_ss, q_sh;                     // strides in elements: batch, seq, head (head dim contiguous)
+  uint k_sb, k_ss, k_sh;
+  uint v_sb, v_ss, v_sh;
+  uint o_sb, o_ss, o_sh;
+  uint B, Sq, Sk, Hq, Hkv;
+  float scale_log2;                          // softmax scale * log2(e): shaders use exp2
+  uint flags;                                // bit 0: write LSE
+  uint n_splits;                             // split-KV: number of KV splits (1 = none)
+} pc;
+
+// ---- Descriptor set 0: whole storage buffers, addressed by element offsets --------------------------------------
+#if defined(FT_STORAGE_F32)
+#define FT_ELEM float
+#elif defined(FT_STORAGE_PACKED)
+#define FT_ELEM uint
+#else
+#define FT_ELEM FT_T16
+#endif
+layout(set = 0, binding = 0, std430) readonly buffer BufQ { FT_ELEM q_data[]; };
+layout(set = 0, binding = 1, std430) readonly buffer BufK { FT_ELEM k_data[]; };
+layout(set = 0, binding = 2, std430) readonly buffer BufV { FT_ELEM v_data[]; };
+layout(set = 0, binding = 3, std430) writeonly buffer BufO { FT_ELEM o_data[]; };
+layout(set = 0, binding = 4, std430) writeonly buffer BufLse { float lse_data[]; };
+layout(set = 0, binding = 5, std430) buffer BufScratch { float scratch_data[]; };  // split-KV partials
+
+// ---- dtype conversion helpers ------------------------------------------------------------------------------------
+// 16 raw bits -> float, by DTYPE (bf16: the bits are the upper half of an f32).
+float ft_bits_to_float(uint bits) {
+  return DTYPE == FT_DTYPE_BF16 ? uintBitsToFloat(bits << 16) : unpackHalf2x16(bits).x;
+}
+// float -> 16 raw bits, round to nearest even (bf16: NaN stays NaN).
+uint ft_float_to_bits(float f) {
+  if (DTYPE == FT_DTYPE_BF16) {
+    uint u = floatBitsToUint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
+    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  }
+  return packHalf2x16(vec2(f, 0.0)) & 0xffffu;
+}
+// Two packed 16-bit values (low half first) -> vec2.
+vec2 ft_unpack2(uint w) {
+  return DTYPE == FT_DTYPE_BF16 ? vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u))
+                                : unpackHalf2x16(w);
+}
+uint ft_pack2(vec2 f) {
+  return DTYPE == FT_DTYPE_BF16 ? (ft_float_to_bits(f.x) | (ft_float_to_bits(f.y) << 16)) : packHalf2x16(f);
+}
+
+#if defined(FT_STORAGE_F32)
+#define FT_LOAD_SCALAR(buf, i) (buf[i])
+#elif defined(FT_STORAGE_16)
+// FT_T16 is uint16_t or float16_t; both give their raw bits here (macros: 16-bit types may not be parameters
+// without the 16-bit arithmetic extensions).
+#ifdef FT_T16_FLOAT16
+#define ft_raw16(x) uint(float16BitsToUint16(x))
+#else
+#define ft_raw16(x) uint(x)
+#endif
+#define FT_LOAD_SCALAR(buf, i) ft_bits_to_float(ft_raw16(buf[i]))
+#endif
+
+// Element loads (element index i, already including the tensor's offset) and the output store.
+#if defined(FT_STORAGE_PACKED)
+float load_q_elem(uint i) { uint w = q_data[i >> 1]; return ft_bits_to_float((i & 1u) != 0u ? w >> 16 : w & 0xffffu); }
+float load_k_elem(uint i) { uint w = k_data[i >> 1]; return ft_bits_to_float((i & 1u) != 0u ? w >> 16 : w & 0xffffu); }
+float load_v_elem(uint i) { uint w = v_data[i >> 1]; return ft_bits_to_float((i & 1u) != 0u ? w >> 16 : w & 0xffffu); }
+// Two adjacent elements; i even.
+vec2 load_q_pair(uint i) { return ft_unpack2(q_data[i >> 1]); }
+vec2 load_k_pair(uint i) { return ft_unpack2(k_data[i >> 1]); }
+vec2 load_v_pair(uint i) { return ft_unpack2(v_data[i >> 1]); }
+void store_o_pair(uint i, vec2 x) { o_data[i >> 1] = ft_pack2(x); }
+#else
+float load_q_elem(uint i) { return FT_LOAD_SCALAR(q_data, i); }
+float load_k_elem(uint i) { return FT_LOAD_SCALAR(k_data, i); }
+float load_v_elem(uint i) { return FT_LOAD_SCALAR(v_data, i); }
+vec2 load_q_pair(uint i) { return vec2(load_q_elem(i), load_q_elem(i + 1u)); }
+vec2 load_k_pair(uint i) { return vec2(load_k_elem(i), load_k_elem(i + 1u)); }
+vec2 load_v_pair(uint i) { return vec2(load_v_elem(i), load_v_elem(i + 1u)); }
+void store_o_elem(uint i, float x) {
+#if defined(FT_STORAGE_F32)
+  o_data[i] = x;
+#else
+  o_data[i] = FT_ELEM(ft_float_to_bits(x));
+#endif
+}
+void store_o_pair(uint i, vec2 x) { store_o_elem(i, x.x); store_o_elem(i + 1u, x.y); }
+#endif
+
+// ---- Shared index math --------------------------------------------------------------------------------------------
+// Causal, bottom-right aligned: query row i sees keys j <= i + Sk - Sq. Returns the number of visible keys of row i
+// (0 .. Sk), as a signed int so rows before the diagonal's start give <= 0.
+int ft_causal_limit(uint row) { return int(row) + int(pc.Sk) - int(pc.Sq) + 1; }
+uint ft_kv_head(uint h) { return h / (pc.Hq / pc.Hkv); }
+uint ft_q_base(uint b, uint row, uint h) { return pc.q_off + b * pc.q_sb + row * pc.q_ss + h * pc.q_sh; }
+uint ft_k_base(uint b, uint key, uint hk) { return pc.k_off + b * pc.k_sb + key * pc.k_ss + hk * pc.k_sh; }
+uint ft_v_base(uint b, uint key, uint hk) { return pc.v_off + b * pc.v_sb + key * pc.v_ss + hk * pc.v_sh; }
+uint ft_o_base(uint b, uint row, uint h) { return pc.o_off + b * pc.o_sb + row * pc.o_ss + h * pc.o_sh; }
+// LSE is f32 [B, Hq, Sq] contiguous.
+uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h) * pc.Sq + row; }
+
+// ---- Split-KV (n_splits > 1) -------------------------------------------------------------------------------------
+// Workgroup x index = row_tile * n_splits + split. Split s covers whole BLOCK_N key tiles [begin, end).
+// Scratch layout (f32): per (b, h, row, split) a record of HEAD_DIM + 1 floats: the split's normalized output
+// O_s = acc / l (HEAD_DIM floats) then its log2-domain LSE m + log2(l) (-inf when the split saw no key; O_s = 0).
+// The reduce pass (attn_splitkv_reduce.comp, shared by every path) combines the records and writes O and LSE.
+uint ft_row_tile() { return gl_WorkGroupID.x / pc.n_splits; }
+uint ft_split() { return gl_WorkGroupID.x % pc.n_splits; }
+void ft_split_range(uint split, out uint kv_begin, out uint kv_end) {
+  uint n_tiles = (pc.Sk + BLOCK_N - 1u) / BLOCK_N;
+  uint per = (n_tiles + pc.n_splits - 1u) / pc.n_splits;
+  kv_begin = min(split * per * BLOCK_N, pc.Sk);
+  kv_end = min((split + 1u) * per * BLOCK_N, pc.Sk);
+}
+uint ft_scratch_record(uint b, uint h, uint row, uint split) {
+  return (((b * pc.Hq + h) * pc.Sq + row) * pc.n_splits + split) * (HEAD_DIM + 1u);
+}
+
+#endif  // FT_ATTN_COMMON_GLSL

@@ -1,0 +1,344 @@
+#version 450
+// flashtile attention forward on VK_KHR_cooperative_matrix (subgroup-scope f16 x f16 -> f32 tiles).
+//
+// One workgroup computes BLOCK_M query rows of one (batch, head) over all keys (or one KV split); it is
+// NSG = BLOCK_M / CM_M subgroups, each owning CM_M rows (full subgroups of SUBGROUP_SIZE lanes, size required by the
+// host). Per KV tile of BLOCK_N keys:
+//   load_kv_tile   all threads: K rows global -> shared as f16 (16-byte loads when aligned; bf16 converted)
+//   compute_scores per subgroup: S = Q·Kᵀ (Q held as use-A coopmats in registers, or in shared: Q_IN_REGS)
+//   online_softmax per subgroup: S -> shared, scalar row max / exp2 / row sum (SEGS lanes a row, shuffle
+//                  reductions), P -> shared as f16, the row rescale factors -> a CM_M x CM_N broadcast tile over S
+//   load_kv_tile   V rows into the same buffer (one K/V buffer keeps a workgroup within NVIDIA's 48 KB);
+//                  with PREFETCH the global loads of V (and of the next K) are in flight during the compute
+//   accumulate_pv  per subgroup: O *= alpha (element-wise with the broadcast tile: accumulators of one type share
+//                  their element layout), O += P·V
+// The epilogue (store_output) stages O through shared memory, divides by the row sum and writes O and LSE, or, for
+// split-KV, the split's record for attn_splitkv_reduce.comp.
+// Shared memory (bytes): K/V 2*BLOCK_N*(D+8) + Q (Q_IN_REGS == 0 only) 2*BLOCK_M*(D+8) + S 4*BLOCK_M*(BLOCK_N+8)
+//   + P 2*BLOCK_M*(BLOCK_N+8) (coopmat_paths.cpp computes the same).
+//
+// bf16 inputs are converted to f16 on load: values beyond f16's range (|x| > 65504) are clamped to +-65504 and
+// values below 2^-24 flush to zero; the host documents this (coopmat_paths.cpp).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
+#include "attn_common.glsl"
+#include "coopmat_common.glsl"
+
+// ---- Coopmat shape (ids 16..18: kSpecCmM/N/K), chosen by the host from the device's advertised list ------------------
+layout(constant_id = 16) const uint CM_M = 16;
+layout(constant_id = 17) const uint CM_N = 16;
+layout(constant_id = 18) const uint CM_K = 16;
+// id 19: Q as use-A coopmats in registers across the KV loop (1), or re-read from shared memory each tile (0).
+layout(constant_id = 19) const uint Q_IN_REGS = 1;
+// id 20: software pipelining through registers (1): the V tile's global loads are issued before Q·Kᵀ and the
+// softmax, the next K tile's before P·V, and each is stored to shared memory after that compute; or (0) each tile
+// is loaded when needed. Costs BLOCK_N * D / WG_SIZE * 2 bytes of registers per thread.
+layout(constant_id = 20) const uint PREFETCH = 0;
+
+const uint SG = SUBGROUP_SIZE;
+const uint NSG = BLOCK_M / CM_M;                 // subgroups per workgroup (WG_SIZE == NSG * SG)
+const uint R = CM_M;                             // query rows per subgroup
+const uint SEGS = SG >= R ? SG / R : 1u;         // softmax lanes per row
+const uint RPT = SG >= R ? 1u : R / SG;          // softmax rows per lane
+const uint ROWS_PASS = SG / SEGS;                // rows covered by one pass of the subgroup
+const uint CPS = BLOCK_N / SEGS;                 // score columns per softmax lane
+const bool Q_REGS = Q_IN_REGS != 0u;
+const uint D8 = HEAD_DIM / 8u;                   // 16-byte vectors per row
+const uint KS4 = (HEAD_DIM + 8u) / 4u;           // row stride of K/V/Q tiles in f16vec4 (16-byte pad: no conflicts)
+const uint SS = BLOCK_N + 8u;                    // row stride of the score tile, floats (interleaved vec4 reads
+                                                 // by a row's lanes are bank-conflict free)
+const uint SS4 = SS / 4u;
+const uint C4 = CPS / 4u;                        // vec4 score chunks per softmax lane
+const uint PS4 = (BLOCK_N + 8u) / 4u;            // row stride of the P tile in f16vec4
+const uint NT_S = BLOCK_N / CM_N;                // S accumulators per subgroup
+const uint KT_S = HEAD_DIM / CM_K;               // k steps of Q·Kᵀ
+const uint NT_O = HEAD_DIM / CM_N;               // O accumulators per subgroup
+const uint KT_O = BLOCK_N / CM_K;                // k steps of P·V
+
+shared f16vec4 sh_kv[BLOCK_N * KS4];  // K, then V, of the current tile
+shared f16vec4 sh_q[Q_REGS ? 1u : BLOCK_M * KS4];
+shared vec4 sh_s[NSG * R * SS4];  // S, then the rescale broadcast tile, per subgroup; O staging at the end
+shared f16vec4 sh_p[NSG * R * PS4];
+
+coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> q_frag[KT_S];
+coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> o_acc[NT_O];
+
+uint b, h, hk, m0, sg, lane, sg_row0;
+bool in_vec;  // Q, K, V offsets and strides multiples of 8 elements: 16-byte loads
+
+void store_tile_vec(uint dst_vec4, uvec4 w, bool to_q) {
+  f16vec4 lo = f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y));
+  f16vec4 hi = f16vec4(unpackFloat2x16(w.z), unpackFloat2x16(w.w));
+  if (to_q) {
+    sh_q[dst_vec4] = lo;
+    sh_q[dst_vec4 + 1u] = hi;
+  } else {
+    sh_kv[dst_vec4] = lo;
+    sh_kv[dst_vec4 + 1u] = hi;
+  }
+}
+
+// Q rows [m0, m0 + BLOCK_M) -> shared (rows past Sq zero). With Q_REGS they pass through the K/V tile buffer,
+// BLOCK_N rows at a time, and each subgroup takes its rows as use-A fragments.
+void load_q() {
+  const uint CHUNK = Q_REGS ? min(BLOCK_N, BLOCK_M) : BLOCK_M;
+  [[unroll]] for (uint r0 = 0u; r0 < BLOCK_M; r0 += CHUNK) {
+    [[unroll]] for (uint i = gl_LocalInvocationID.x; i < CHUNK * D8; i += WG_SIZE) {
+      uint r = i / D8, c = i % D8;
+      uint row = m0 + r0 + r;
+      uvec4 w = uvec4(0u);
+      if (row < pc.Sq) w = cm_load8_q(ft_q_base(b, row, h) + c * 8u, in_vec);
+      store_tile_vec(r * KS4 + 2u * c, w, !Q_REGS);
+    }
+    barrier();
+    if (Q_REGS) {
+      if (sg * R >= r0 && sg * R < r0 + CHUNK) {
+        [[unroll]] for (uint k = 0u; k < KT_S; ++k)
+          coopMatLoad(q_frag[k], sh_kv, (sg * R - r0) * KS4 + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
+      }
+      barrier();  // the next chunk or the KV loop overwrites the staging area
+    }
+  }
+}
+
+// Keys [n0, n0 + BLOCK_N) of K (is_v false) or V: global -> registers (fetch_tile) -> shared (put_tile); keys at or
+// past kv_end are zero (P is 0 there, and 0 * garbage could be NaN).
+const uint LPT = (BLOCK_N * D8 + WG_SIZE - 1u) / WG_SIZE;  // 16-byte vectors per thread per tile
+void fetch_tile(uint n0, uint kv_end, bool is_v, out uvec4 regs[LPT]) {
+  [[unroll]] for (uint t = 0u; t < LPT; ++t) {
+    const uint i = gl_LocalInvocationID.x + t * WG_SIZE;
+    const uint r = i / D8, c = i % D8;
+    const uint key = n0 + r;
+    regs[t] = uvec4(0u);
+    if (i < BLOCK_N * D8 && key < kv_end) {
+      regs[t] = is_v ? cm_load8_v(ft_v_base(b, key, hk) + c * 8u, in_vec)
+                     : cm_load8_k(ft_k_base(b, key, hk) + c * 8u, in_vec);
+    }
+  }
+}
+void put_tile(uvec4 regs[LPT]) {
+  [[unroll]] for (uint t = 0u; t < LPT; ++t) {
+    const uint i = gl_LocalInvocationID.x + t * WG_SIZE;
+    if (i < BLOCK_N * D8) store_tile_vec((i / D8) * KS4 + 2u * (i % D8), regs[t], false);
+  }
+}
+void load_kv_tile(uint n0, uint kv_end, bool is_v) {
+  uvec4 regs[LPT];
+  fetch_tile(n0, kv_end, is_v, regs);
+  put_tile(regs);
+}
+
+// S = Q·Kᵀ for this subgroup's rows, stored to its score tile in shared memory.
+void compute_scores() {
+  coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[NT_S];
+  [[unroll]] for (uint n = 0u; n < NT_S; ++n)
+    s_acc[n] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
+  [[unroll]] for (uint k = 0u; k < KT_S; ++k) {
+    coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a;
+    if (Q_REGS) {
+      a = q_frag[k];
+    } else {
+      coopMatLoad(a, sh_q, (sg * R) * KS4 + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    [[unroll]] for (uint n = 0u; n < NT_S; ++n) {
+      // Kᵀ as use-B: element (d, key) = K[key][d], i.e. column-major over the row-major K tile.
+      coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> kb;
+      coopMatLoad(kb, sh_kv, (n * CM_N) * KS4 + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutColumnMajor);
+      s_acc[n] = coopMatMulAdd(a, kb, s_acc[n]);
+    }
+  }
+  [[unroll]] for (uint n = 0u; n < NT_S; ++n)
+    coopMatStore(s_acc[n], sh_s, (sg * R * SS + n * CM_N) / 4u, SS4, gl_CooperativeMatrixLayoutRowMajor);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+float subgroup_row_max(float x) {
+  [[unroll]] for (uint o = SEGS / 2u; o >= 1u; o /= 2u) x = max(x, subgroupShuffleXor(x, o));
+  return x;
+}
+float subgroup_row_sum(float x) {
+  [[unroll]] for (uint o = SEGS / 2u; o >= 1u; o /= 2u) x += subgroupShuffleXor(x, o);
+  return x;
+}
+
+// Online softmax over this subgroup's score tile: updates the running max m and (per-lane partial) sum l of each
+// row this lane serves, writes P (f16) and the row rescale factors (a CM_M x CM_N tile over the first columns of
+// the score tile, once every lane has read its scores). Returns whether any factor differs from 1.
+// A row's SEGS lanes take interleaved vec4 chunks of its scores: chunk j of lane seg is columns 4*(j*SEGS+seg)..+3.
+bool online_softmax(uint n0, uint kv_end, inout float m_run[RPT], inout float l_run[RPT]) {
+  const uint seg = lane % SEGS;
+  // Masking only where the tile crosses kv_end or the causal diagonal of the subgroup's first row.
+  const bool need_mask = n0 + BLOCK_N > kv_end ||
+                         (CAUSAL != 0u && int(n0 + BLOCK_N - 1u) > int(sg_row0) + int(pc.Sk) - int(pc.Sq));
+  bool rescale = false;
+  [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
+    const uint r = rr * ROWS_PASS + lane / SEGS;
+    const uint row = sg_row0 + r;
+    const uint srow = (sg * R + r) * SS4;
+    // Keys of this tile the row may see: [0, lim).
+    int lim = int(kv_end) - int(n0);
+    if (CAUSAL != 0u) lim = min(lim, int(row) + int(pc.Sk) - int(pc.Sq) + 1 - int(n0));
+    vec4 x[C4];
+    float mx = FT_NEG_INF;
+    [[unroll]] for (uint j = 0u; j < C4; ++j) {
+      const uint ch = j * SEGS + seg;
+      vec4 v = sh_s[srow + ch] * pc.scale_log2;
+      if (need_mask) {
+        const int col = int(ch * 4u);
+        v = mix(v, vec4(FT_NEG_INF), lessThanEqual(ivec4(lim), ivec4(col, col + 1, col + 2, col + 3)));
+      }
+      x[j] = v;
+      mx = max(mx, max(max(v.x, v.y), max(v.z, v.w)));
+    }
+    mx = subgroup_row_max(mx);
+    const float m_new = max(m_run[rr], mx);
+    const float m_use = m_new == FT_NEG_INF ? 0.0 : m_new;  // no key seen yet: keep everything 0, not NaN
+    const float alpha = exp2(m_run[rr] - m_use);
+    float sum = 0.0;
+    [[unroll]] for (uint j = 0u; j < C4; ++j) {
+      const f16vec4 ph = f16vec4(exp2(x[j] - m_use));
+      sum += dot(vec4(ph), vec4(1.0));  // the sum of the P that multiplies V
+      sh_p[(sg * R + r) * PS4 + j * SEGS + seg] = ph;
+    }
+    l_run[rr] = l_run[rr] * alpha + sum;
+    m_run[rr] = m_new;
+    rescale = rescale || alpha != 1.0;
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();  // every lane has read row r's scores
+    [[unroll]] for (uint j = seg; j < CM_N; j += SEGS) sh_s[srow + j / 4u][j % 4u] = alpha;
+  }
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  return subgroupAny(rescale);
+}
+
+// O = O * alpha (row-wise) + P·V.
+void accumulate_pv(bool rescale) {
+  if (rescale) {
+    coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> al;
+    coopMatLoad(al, sh_s, (sg * R * SS) / 4u, SS4, gl_CooperativeMatrixLayoutRowMajor);
+    [[unroll]] for (uint d = 0u; d < NT_O; ++d)
+      [[unroll]] for (int i = 0; i < o_acc[d].length(); ++i) o_acc[d][i] *= al[i];
+  }
+  [[unroll]] for (uint k = 0u; k < KT_O; ++k) {
+    coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> pa;
+    coopMatLoad(pa, sh_p, (sg * R) * PS4 + k * (CM_K / 4u), PS4, gl_CooperativeMatrixLayoutRowMajor);
+    [[unroll]] for (uint d = 0u; d < NT_O; ++d) {
+      coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> vb;
+      coopMatLoad(vb, sh_kv, (k * CM_K) * KS4 + d * (CM_N / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
+      o_acc[d] = coopMatMulAdd(pa, vb, o_acc[d]);
+    }
+  }
+}
+
+// Epilogue: O / l per row -> out (or this split's record), LSE (natural log) -> lse (or the record, log2 domain).
+void store_output(uint split, float m_run[RPT], float l_run[RPT]) {
+  const uint seg = lane % SEGS;
+  const bool o_vec = ((pc.o_off | pc.o_sb | pc.o_ss | pc.o_sh) & 7u) == 0u;
+  float inv_l[RPT];
+  [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
+    float l = subgroup_row_sum(l_run[rr]);
+    inv_l[rr] = l > 0.0 ? 1.0 / l : 0.0;
+    const uint row = sg_row0 + rr * ROWS_PASS + lane / SEGS;
+    if (seg == 0u && row < pc.Sq) {
+      float lse2 = l > 0.0 ? m_run[rr] + log2(l) : FT_NEG_INF;
+      if (pc.n_splits > 1u) {
+        scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
+      } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
+        lse_data[ft_lse_index(b, h, row)] = lse2 == FT_NEG_INF ? FT_NEG_INF : lse2 * FT_LN2;
+      }
+    }
+  }
+  // O in chunks of BLOCK_N columns through this subgroup's score tile (the host keeps HEAD_DIM % BLOCK_N == 0).
+  [[unroll]] for (uint ch = 0u; ch < HEAD_DIM / BLOCK_N; ++ch) {
+    [[unroll]] for (uint n = 0u; n < NT_S; ++n)
+      coopMatStore(o_acc[ch * NT_S + n], sh_s, (sg * R * SS + n * CM_N) / 4u, SS4,
+                   gl_CooperativeMatrixLayoutRowMajor);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
+      const uint r = rr * ROWS_PASS + lane / SEGS;
+      const uint row = sg_row0 + r;
+      if (row < pc.Sq) {
+        const uint col0 = ch * BLOCK_N + seg * CPS;
+        const uint srow = (sg * R + r) * SS4 + seg * (CPS / 4u);
+        if (pc.n_splits > 1u) {
+          const uint rec = ft_scratch_record(b, h, row, split);
+          [[unroll]] for (uint c = 0u; c < CPS; ++c) scratch_data[rec + col0 + c] = sh_s[srow + c / 4u][c % 4u] * inv_l[rr];
+        } else {
+          const uint ob = ft_o_base(b, row, h) + col0;
+          [[unroll]] for (uint c = 0u; c < CPS; c += 8u) {
+            const vec4 lo = sh_s[srow + c / 4u] * inv_l[rr], hi = sh_s[srow + c / 4u + 1u] * inv_l[rr];
+            float v[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+            cm_store8_o(ob + c, v, o_vec);
+          }
+        }
+      }
+    }
+    subgroupBarrier();  // the next chunk overwrites the tile
+  }
+}
+
+void main() {
+  b = gl_WorkGroupID.z;
+  h = gl_WorkGroupID.y;
+  hk = ft_kv_head(h);
+  const uint split = ft_split();
+  m0 = ft_row_tile() * BLOCK_M;
+  sg = gl_SubgroupID;
+  lane = gl_SubgroupInvocationID;
+  sg_row0 = m0 + sg * R;
+  in_vec = ((pc.q_off | pc.q_sb | pc.q_ss | pc.q_sh | pc.k_off | pc.k_sb | pc.k_ss | pc.k_sh | pc.v_off | pc.v_sb |
+             pc.v_ss | pc.v_sh) & 7u) == 0u;
+
+  uint kv_begin, kv_end;
+  ft_split_range(split, kv_begin, kv_end);
+  if (CAUSAL != 0u) {
+    // The workgroup's last row bounds the keys any of its rows sees.
+    int lim = int(min(m0 + BLOCK_M, pc.Sq)) - 1 + int(pc.Sk) - int(pc.Sq) + 1;
+    kv_end = uint(clamp(lim, int(kv_begin), int(kv_end)));
+  }
+
+  load_q();
+  [[unroll]] for (uint d = 0u; d < NT_O; ++d)
+    o_acc[d] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
+  float m_run[RPT], l_run[RPT];
+  [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
+    m_run[rr] = FT_NEG_INF;
+    l_run[rr] = 0.0;
+  }
+  // Every subgroup runs every tile: with BLOCK_M <= BLOCK_N no subgroup's rows are all above the diagonal of a
+  // tile the workgroup needs, and rows past Sq only occur in the last row tile (uniform control flow is cheaper
+  // than the skip, and lavapipe mishandles subgroups that skip cooperative-matrix work between barriers).
+  uvec4 regs[LPT];
+  if (PREFETCH != 0u) fetch_tile(kv_begin, kv_end, false, regs);
+  [[dont_unroll]] for (uint n0 = kv_begin; n0 < kv_end; n0 += BLOCK_N) {
+    barrier();  // every subgroup is done with the previous V tile
+    if (PREFETCH != 0u) {
+      put_tile(regs);
+    } else {
+      load_kv_tile(n0, kv_end, false);
+    }
+    barrier();
+    if (PREFETCH != 0u) fetch_tile(n0, kv_end, true, regs);
+    compute_scores();
+    bool rescale = online_softmax(n0, kv_end, m_run, l_run);
+    barrier();  // every subgroup is done with the K tile
+    if (PREFETCH != 0u) {
+      put_tile(regs);
+    } else {
+      load_kv_tile(n0, kv_end, true);
+    }
+    barrier();
+    if (PREFETCH != 0u) fetch_tile(n0 + BLOCK_N, kv_end, false, regs);  // keys >= kv_end read nothing
+    accumulate_pv(rescale);
+  }
+  store_output(split, m_run, l_run);
+}

@@ -1,0 +1,51 @@
+// Helpers shared by the cooperative-matrix attention shaders (attn_coopmat.comp, attn_coopmat2.comp): 16-byte
+// views of the tensors and 8-element loads/stores that convert to/from the f16 the matrix units consume.
+// Include after attn_common.glsl (16-bit storage: FT_T16 arrays q_data, k_data, v_data, o_data).
+#ifndef FT_COOPMAT_COMMON_GLSL
+#define FT_COOPMAT_COMMON_GLSL
+
+// The same bindings seen as 16-byte vectors, for aligned tensors (offsets and strides multiples of 8 elements).
+layout(set = 0, binding = 0, std430) readonly buffer BufQ4 { uvec4 q_data4[]; };
+layout(set = 0, binding = 1, std430) readonly buffer BufK4 { uvec4 k_data4[]; };
+layout(set = 0, binding = 2, std430) readonly buffer BufV4 { uvec4 v_data4[]; };
+layout(set = 0, binding = 3, std430) writeonly buffer BufO4 { uvec4 o_data4[]; };
+
+const float FT_F16_MAX = 65504.0;
+
+// Two 16-bit values of the tensor dtype (packed) -> two f16 (packed). bf16 beyond f16's range clamps.
+uint cm_to_f16x2(uint w) {
+  if (DTYPE == FT_DTYPE_F16) return w;
+  vec2 f = clamp(ft_unpack2(w), vec2(-FT_F16_MAX), vec2(FT_F16_MAX));
+  return packHalf2x16(f);
+}
+uvec4 cm_to_f16x8(uvec4 w) {
+  return uvec4(cm_to_f16x2(w.x), cm_to_f16x2(w.y), cm_to_f16x2(w.z), cm_to_f16x2(w.w));
+}
+
+// Raw bits of 8 consecutive 16-bit elements (FT_T16 may be uint16_t or float16_t: ft_raw16 gives the bits).
+#define FT_CM_GATHER8(buf, e) \
+  uvec4(ft_raw16(buf[(e)]) | (ft_raw16(buf[(e) + 1u]) << 16), ft_raw16(buf[(e) + 2u]) | (ft_raw16(buf[(e) + 3u]) << 16), \
+        ft_raw16(buf[(e) + 4u]) | (ft_raw16(buf[(e) + 5u]) << 16), ft_raw16(buf[(e) + 6u]) | (ft_raw16(buf[(e) + 7u]) << 16))
+// 16 raw bits -> an FT_T16 element.
+#ifdef FT_T16_FLOAT16
+#define FT_CM_FROM_BITS(u) uint16BitsToFloat16(uint16_t(u))
+#else
+#define FT_CM_FROM_BITS(u) FT_T16(u)
+#endif
+
+// Eight consecutive elements from element index e (offset included), as 8 packed f16.
+uvec4 cm_load8_q(uint e, bool vec) { return cm_to_f16x8(vec ? q_data4[e >> 3] : FT_CM_GATHER8(q_data, e)); }
+uvec4 cm_load8_k(uint e, bool vec) { return cm_to_f16x8(vec ? k_data4[e >> 3] : FT_CM_GATHER8(k_data, e)); }
+uvec4 cm_load8_v(uint e, bool vec) { return cm_to_f16x8(vec ? v_data4[e >> 3] : FT_CM_GATHER8(v_data, e)); }
+
+// Eight floats -> the tensor dtype at element index e of out.
+void cm_store8_o(uint e, float v[8], bool vec) {
+  if (vec) {
+    o_data4[e >> 3] = uvec4(ft_pack2(vec2(v[0], v[1])), ft_pack2(vec2(v[2], v[3])), ft_pack2(vec2(v[4], v[5])),
+                            ft_pack2(vec2(v[6], v[7])));
+  } else {
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) o_data[e + j] = FT_CM_FROM_BITS(ft_float_to_bits(v[j]));
+  }
+}
+
+#endif  // FT_COOPMAT_COMMON_GLSL
