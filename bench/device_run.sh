@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one command for the device machine (bench/README.md): unpack the Vulkan loader if carried, run the tests,
 # flashtile_bench and bench/peers.py, and leave at most 8 files under $OUT:
-#   run.log (everything), tests.log, bench.csv, bench.json, peers.csv, peers.json, peers.png
+#   run.log (everything), tests.log, cuda_checks.log, bench.csv, bench.json, peers.csv, peers.json, peers.png
 # Usage, from the repository root there:  bash bench/device_run.sh [--quick] [BUNDLE_DIR]
 #   BUNDLE_DIR: the carried folder holding libflashtile.so and the executables (default .bundle, else build).
 #   --quick: reduced grid (bench --quick, peers --quick) for smoke tests.
@@ -89,6 +89,34 @@ if [ "${FT_SKIP_TESTS:-0}" != 1 ]; then
   } > "$OUT/tests.log" 2>&1
   grep -E "FAILED|SKIPPED|^OK|^Ran |checks passed|test cases|Status" "$OUT/tests.log" || true
   grep -q "FAILED" "$OUT/tests.log" && failures+=(tests)
+fi
+
+# CUDA-only checks: tile unit tests, the standalone kernel checkers, compute-sanitizer memcheck and racecheck on
+# small cases (odd sizes included), and the HGMMA count of the library's SASS.
+if [ "${FT_SKIP_CUDA_CHECKS:-0}" != 1 ] && [ -n "$(exe tile_tests)$(exe sm90_check)$(exe cuda_sm80_check)" ]; then
+  step "CUDA checks (log: cuda_checks.log)"
+  {
+    for c in "tile_tests" "sm90_check --no-bench" "cuda_sm80_check --quick --no-time"; do
+      set -- $c
+      t=$(exe "$1"); shift
+      [ -n "$t" ] || continue
+      echo "== $c"; timeout 120 "$t" "$@" | grep -v "^ok " | tail -20
+      rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || echo "FAILED: $c rc=$rc"
+    done
+    for tool in memcheck racecheck; do
+      for c in "sm90_check --quick --no-bench" "cuda_sm80_check --small"; do
+        set -- $c
+        t=$(exe "$1"); shift
+        [ -n "$t" ] || continue
+        echo "== compute-sanitizer --tool $tool $c"
+        timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" "$@" | grep -v "^ok " | tail -8
+        rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || echo "FAILED: $tool $c rc=$rc"
+      done
+    done
+    [ -n "$lib" ] && echo "HGMMA instructions in libflashtile.so: $(cuobjdump --dump-sass "$FLASHTILE_LIBRARY" 2>/dev/null | grep -c HGMMA)"
+  } > "$OUT/cuda_checks.log" 2>&1
+  grep -E "FAILED|== |ERROR SUMMARY|HGMMA|passed|failed" "$OUT/cuda_checks.log" | head -40
+  grep -q "FAILED" "$OUT/cuda_checks.log" && failures+=(cuda_checks)
 fi
 
 extra_shapes=(--shape 1,16384,16384,32,8,128 --shape 1,16384,16384,32,8,128,causal --shape 1,32768,32768,16,16,128,causal)
