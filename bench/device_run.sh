@@ -91,6 +91,24 @@ if [ "${FT_SKIP_TESTS:-0}" != 1 ]; then
   grep -q "FAILED" "$OUT/tests.log" && failures+=(tests)
 fi
 
+extra_shapes=(--shape 1,16384,16384,32,8,128 --shape 1,16384,16384,32,8,128,causal --shape 1,32768,32768,16,16,128,causal)
+if [ "${FT_SKIP_BENCH:-0}" != 1 ] && [ -n "$(exe flashtile_bench)" ]; then
+  step "flashtile_bench"
+  args=(--csv "$OUT/bench.csv" --json "$OUT/bench.json")
+  if [ $quick = 1 ]; then args+=(--quick --dtype bf16 --iters 10); else args+=("${extra_shapes[@]}"); fi
+  # shellcheck disable=SC2086
+  timeout "${FT_BENCH_TIMEOUT:-300}" "$(exe flashtile_bench)" "${args[@]}" ${FT_BENCH_ARGS:-} || failures+=(bench)
+fi
+
+if [ "${FT_SKIP_PEERS:-0}" != 1 ]; then
+  step "peers.py"
+  args=(--out "$OUT" --merge-bench "$OUT/bench.csv")
+  if [ $quick = 1 ]; then args+=(--quick --rep 50); else args+=("${extra_shapes[@]}"); fi
+  [ -z "$lib" ] && args+=(--no-flashtile)
+  # shellcheck disable=SC2086
+  timeout "${FT_PEERS_TIMEOUT:-400}" python3 bench/peers.py "${args[@]}" ${FT_PEERS_ARGS:-} || failures+=(peers)
+fi
+
 # CUDA-only checks: tile unit tests, the standalone kernel checkers, compute-sanitizer memcheck and racecheck on
 # small cases (odd sizes included), and the HGMMA count of the library's SASS.
 if [ "${FT_SKIP_CUDA_CHECKS:-0}" != 1 ] && [ -n "$(exe tile_tests)$(exe sm90_check)$(exe cuda_sm80_check)" ]; then
@@ -109,7 +127,7 @@ if [ "${FT_SKIP_CUDA_CHECKS:-0}" != 1 ] && [ -n "$(exe tile_tests)$(exe sm90_che
         t=$(exe "$1"); shift
         [ -n "$t" ] || continue
         echo "== compute-sanitizer --tool $tool $c"
-        timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" "$@" | grep -v "^ok " | tail -8
+        timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" "$@" | grep -v "^ok " | tail -8
         rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || echo "FAILED: $tool $c rc=$rc"
       done
     done
@@ -117,24 +135,6 @@ if [ "${FT_SKIP_CUDA_CHECKS:-0}" != 1 ] && [ -n "$(exe tile_tests)$(exe sm90_che
   } > "$OUT/cuda_checks.log" 2>&1
   grep -E "FAILED|== |ERROR SUMMARY|HGMMA|passed|failed" "$OUT/cuda_checks.log" | head -40
   grep -q "FAILED" "$OUT/cuda_checks.log" && failures+=(cuda_checks)
-fi
-
-extra_shapes=(--shape 1,16384,16384,32,8,128 --shape 1,16384,16384,32,8,128,causal --shape 1,32768,32768,16,16,128,causal)
-if [ "${FT_SKIP_BENCH:-0}" != 1 ] && [ -n "$(exe flashtile_bench)" ]; then
-  step "flashtile_bench"
-  args=(--csv "$OUT/bench.csv" --json "$OUT/bench.json")
-  if [ $quick = 1 ]; then args+=(--quick --dtype bf16 --iters 10); else args+=("${extra_shapes[@]}"); fi
-  # shellcheck disable=SC2086
-  timeout "${FT_BENCH_TIMEOUT:-300}" "$(exe flashtile_bench)" "${args[@]}" ${FT_BENCH_ARGS:-} || failures+=(bench)
-fi
-
-if [ "${FT_SKIP_PEERS:-0}" != 1 ]; then
-  step "peers.py"
-  args=(--out "$OUT" --merge-bench "$OUT/bench.csv")
-  if [ $quick = 1 ]; then args+=(--quick --rep 50); else args+=("${extra_shapes[@]}"); fi
-  [ -z "$lib" ] && args+=(--no-flashtile)
-  # shellcheck disable=SC2086
-  timeout "${FT_PEERS_TIMEOUT:-400}" python3 bench/peers.py "${args[@]}" ${FT_PEERS_ARGS:-} || failures+=(peers)
 fi
 
 step "done"

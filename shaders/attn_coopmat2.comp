@@ -25,6 +25,9 @@
 #include "attn_common.glsl"
 #include "coopmat_common.glsl"
 
+// id 21: full K/V tiles load through unclamped tensor layouts (1), or every tile is bounds-checked (0).
+layout(constant_id = 21) const uint UNCLAMPED_FULL_TILES = 1;
+
 const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
 const uint D = HEAD_DIM;
@@ -170,7 +173,7 @@ void main() {
       stage_kv(n0, true);
       barrier();
       coopMatLoad(v_b, sh_kv, 0, KS4, gl_CooperativeMatrixLayoutRowMajor);
-    } else if (n0 + BN <= pc.Sk) {
+    } else if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
       coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(tl_ku, n0, BN, 0, D), view_t);
     } else {
       coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(tl_k, n0, BN, 0, D), view_t);
@@ -197,7 +200,7 @@ void main() {
 
     // ---- accumulate_pv ----
     if (!STAGED) {
-      if (n0 + BN <= pc.Sk) {
+      if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
         coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(tl_vu, n0, BN, 0, D));
       } else {
         coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(tl_v, n0, BN, 0, D));

@@ -19,9 +19,12 @@ struct Registry {
   BackendDevices cpu, cuda, vulkan;
 };
 
+// Never destroyed: devices opened through the registry live until the process ends. Tearing Vulkan or CUDA
+// contexts down from a static destructor runs after the drivers' own exit-time teardown on some drivers (NVIDIA's
+// Vulkan driver crashed every process at exit that way); the OS reclaims everything at exit anyway.
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = new Registry;
+  return *r;
 }
 
 const BackendDevices& devices_of(Backend b) {

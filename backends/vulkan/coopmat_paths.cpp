@@ -31,6 +31,7 @@ namespace {
 // vk-coopmat's specialization constants past the shape ids (shader_abi.hpp reserves 16 and up for coopmat).
 constexpr std::uint32_t kSpecCmQInRegs = 19;
 constexpr std::uint32_t kSpecCmPrefetch = 20;
+constexpr std::uint32_t kSpecCm2Unclamped = 21;
 
 constexpr std::uint32_t kCompF16 = 0, kCompF32 = 1;  // VkComponentTypeKHR
 constexpr std::uint32_t kScopeSubgroup = 3;           // VkScopeKHR
@@ -181,6 +182,9 @@ std::vector<ShaderVariant> coopmat2_variants() {
       v.needs_coopmat = true;
       v.needs_coopmat2 = true;
       v.split_kv = true;
+      // FLASHTILE_VKCM2_CLAMP=1: bounds-check every K/V tile load (the unclamped full-tile loads are the default).
+      const char* clamp_env = std::getenv("FLASHTILE_VKCM2_CLAMP");
+      v.extra_spec = {{kSpecCm2Unclamped, clamp_env && clamp_env[0] == '1' ? 0u : 1u}};
       const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
       v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
         if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";
