@@ -4,14 +4,20 @@
 // LSE poisoned with NaN before each run (plus a guard region after them that must stay poisoned); compared with a
 // double-accumulating host reference: ‖out−ref‖/‖ref‖ <= 1e-2 (bf16) / 2e-3 (f16); LSE rows with no visible key must
 // be -inf and their output 0. Timing: d=128 bf16 B=1 H=16 S=16384, non-causal and causal, CUDA events, median of 10.
+// --grid times the peer grid instead: bf16, B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not, once
+// persistent (--ctas #SMs) and once with one CTA per tile (--ctas -1). --ctas N forces the grid (N > 0: at most N CTAs,
+// so each loops over many tiles; N < 0: one CTA per tile) for the correctness list.
 //
-// Usage: sm90_check [--quick (bf16, small sizes only)] [--no-bench] [--bench-only]. Exit 0 all passed, 1 a failure, 77 no sm_90 device.
+// Usage: sm90_check [--quick (bf16, small sizes only)] [--no-bench] [--bench-only] [--grid [--grid-d D]] [--ctas N].
+// Exit 0 all passed, 1 a failure, 77 no sm_90 device.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm90_traits.hpp"
 #include "common.cuh"
 
 using flashtile::cuda::ElemType;
@@ -152,21 +158,29 @@ bool run_case(const Case& c, std::mt19937& rng) {
 
 bool run(const Case& c, std::mt19937& rng) { return c.bf16 ? run_case<__nv_bfloat16>(c, rng) : run_case<__half>(c, rng); }
 
-void bench(int D, int S, int H, bool causal) {
-  const Case c{1, S, S, H, H, D, true, false, 0};
-  const std::size_t n = std::size_t(S) * H * D;
-  std::mt19937 rng(5);
-  std::vector<__nv_bfloat16> hq, hk, hv;
-  std::vector<float> f;
-  fttest::random16(hq, f, n, rng, 2.0f);
-  fttest::random16(hk, f, n, rng);
-  fttest::random16(hv, f, n, rng);
-  dev_buf<__nv_bfloat16> dq(n), dk(n), dv(n), dout(n);
-  dev_buf<float> dlse(std::size_t(H) * S);
-  dq.upload(hq), dk.upload(hk), dv.upload(hv);
+void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "") {
+  const Case c{B, S, S, H, H, D, true, false, 0};
+  const std::size_t n = std::size_t(B) * S * H * D;
+  // Inputs are generated once per size (every --grid cell has the same B·S·H·D) and reused.
+  static std::size_t cached_n = 0;
+  static std::unique_ptr<dev_buf<__nv_bfloat16>> dq, dk, dv, dout;
+  if (cached_n != n) {
+    std::mt19937 rng(5);
+    std::vector<__nv_bfloat16> hq, hk, hv;
+    std::vector<float> f;
+    fttest::random16(hq, f, n, rng, 2.0f);
+    fttest::random16(hk, f, n, rng);
+    fttest::random16(hv, f, n, rng);
+    dq.reset(), dk.reset(), dv.reset(), dout.reset();
+    dq = std::make_unique<dev_buf<__nv_bfloat16>>(n), dk = std::make_unique<dev_buf<__nv_bfloat16>>(n);
+    dv = std::make_unique<dev_buf<__nv_bfloat16>>(n), dout = std::make_unique<dev_buf<__nv_bfloat16>>(n);
+    dq->upload(hq), dk->upload(hk), dv->upload(hv);
+    cached_n = n;
+  }
+  dev_buf<float> dlse(std::size_t(B) * H * S);
   Case cc = c;
   cc.causal = causal;
-  const FwdParams p = make_params(cc, dq.p, dk.p, dv.p, dout.p, dlse.p);
+  const FwdParams p = make_params(cc, dq->p, dk->p, dv->p, dout->p, dlse.p);
   for (int i = 0; i < 3; ++i) flashtile::cuda::sm90_fwd_launch(p);
   FT_CUDA(cudaDeviceSynchronize());
   cudaEvent_t e0, e1;
@@ -184,9 +198,9 @@ void bench(int D, int S, int H, bool causal) {
   }
   std::sort(ms.begin(), ms.end());
   const double med = ms[ms.size() / 2];
-  const double flops = 4.0 * H * double(S) * S * D / (causal ? 2.0 : 1.0);
-  std::printf("bench sm90_fwd d=%d bf16 B=1 H=%d S=%d %-10s median %.3f ms  %.1f TFLOP/s  (min %.3f ms)\n", D, H, S,
-              causal ? "causal" : "non-causal", med, flops / (med * 1e-3) / 1e12, ms.front());
+  const double flops = 4.0 * B * H * double(S) * S * D / (causal ? 2.0 : 1.0);
+  std::printf("bench sm90_fwd%s d=%d bf16 B=%d H=%d S=%d %-10s median %.3f ms  %.1f TFLOP/s  (min %.3f ms)\n", mode, D,
+              B, H, S, causal ? "causal" : "non-causal", med, flops / (med * 1e-3) / 1e12, ms.front());
   FT_CUDA(cudaEventDestroy(e0));
   FT_CUDA(cudaEventDestroy(e1));
 }
@@ -195,8 +209,12 @@ void bench(int D, int S, int H, bool causal) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive a timeout kill
-  bool quick = false, no_bench = false, bench_only = false;
+  bool quick = false, no_bench = false, bench_only = false, grid = false;
+  int grid_d = 0;  // --grid-d D: only this head dim
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--grid-d") && i + 1 < argc) grid_d = std::atoi(argv[++i]);
+    grid |= !std::strcmp(argv[i], "--grid");
+    if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc) flashtile::cuda::sm90_ctas_override = std::atoi(argv[++i]);
     quick |= !std::strcmp(argv[i], "--quick");
     no_bench |= !std::strcmp(argv[i], "--no-bench");
     bench_only |= !std::strcmp(argv[i], "--bench-only");
@@ -232,6 +250,9 @@ int main(int argc, char** argv) {
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
     if (!quick) cases.push_back({3, 129, 4000, 4, 4, 64, false, false, 8});
+    if (!quick)  // more tiles than SMs: persistent CTAs loop over tiles of different lengths
+      for (int D : {64, 128, 256})
+        for (bool causal : {false, true}) cases.push_back({4, 777, 1300, 16, 4, D, true, causal, 0});
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);
@@ -248,7 +269,16 @@ int main(int argc, char** argv) {
     }
     std::printf("correctness: %d/%d passed\n", total - fails, total);
   }
-  if (!no_bench) {
+  if (grid) {
+    for (int D : {64, 128, 256})
+      for (bool causal : {false, true})
+        for (int S = 512; S <= 16384; S *= 2)
+          for (int ctas : {g_sms, -1}) {
+            if (grid_d != 0 && D != grid_d) continue;
+            flashtile::cuda::sm90_ctas_override = ctas;
+            bench(D, S, 2048 / D, causal, 16384 / S, ctas > 0 ? "_persist" : "_pertile");
+          }
+  } else if (!no_bench) {
     for (int D : {128, 64, 256})
       for (bool causal : {false, true}) bench(D, 16384, 16, causal);
   }

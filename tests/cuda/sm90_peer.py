@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Peers for bench comparisons of the sm90 kernel: PyTorch SDPA through cuDNN and through FlashAttention-2, timed
-with CUDA events (median of 10 after 3 warm-ups) on the same shapes as sm90_check's bench (bf16, B=1, [B,S,H,D])."""
+with CUDA events (median of 10 after 3 warm-ups) on the same shapes as sm90_check's bench (bf16, B=1, [B,S,H,D]).
+--grid: sm90_check --grid's cells instead (B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not); the
+tensors are [B,S,H,D] in memory (flashtile's layout), handed to SDPA as [B,H,S,D] views."""
 import statistics
 import sys
 
@@ -8,11 +10,9 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
-def bench(backend, d, s, h, causal):
+def bench(backend, d, s, h, causal, b=1):
     torch.manual_seed(0)
-    q = torch.randn(1, h, s, d, device="cuda", dtype=torch.bfloat16)
-    k = torch.randn_like(q)
-    v = torch.randn_like(q)
+    q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2) for _ in range(3))
     with sdpa_kernel(backend):
         f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
         for _ in range(3):
@@ -20,14 +20,14 @@ def bench(backend, d, s, h, causal):
         torch.cuda.synchronize()
         ts = []
         for _ in range(10):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
             f()
-            b.record()
-            b.synchronize()
-            ts.append(a.elapsed_time(b))
+            e1.record()
+            e1.synchronize()
+            ts.append(e0.elapsed_time(e1))
     ms = statistics.median(ts)
-    flops = 4.0 * h * s * s * d / (2.0 if causal else 1.0)
+    flops = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
     return ms, flops / (ms * 1e-3) / 1e12
 
 
@@ -36,12 +36,16 @@ def main():
     peers = (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash2", SDPBackend.FLASH_ATTENTION))
     if "--cudnn-only" in sys.argv:
         peers = peers[:1]
+    cells = [(1, 128, 16384, 16, False), (1, 128, 16384, 16, True), (1, 64, 16384, 16, False),
+             (1, 64, 16384, 16, True), (1, 256, 16384, 16, False), (1, 256, 16384, 16, True)]
+    if "--grid" in sys.argv:
+        cells = [(16384 // s, d, s, 2048 // d, c) for d in (64, 128, 256) for c in (False, True)
+                 for s in (512, 1024, 2048, 4096, 8192, 16384)]
     for name, be in peers:
-        for d, s, h, causal in ((128, 16384, 16, False), (128, 16384, 16, True), (64, 16384, 16, False),
-                                (64, 16384, 16, True), (256, 16384, 16, False), (256, 16384, 16, True)):
+        for b, d, s, h, causal in cells:
             try:
-                ms, tf = bench(be, d, s, h, causal)
-                print(f"peer {name:6s} d={d} bf16 B=1 H={h} S={s} {'causal' if causal else 'non-causal':10s} "
+                ms, tf = bench(be, d, s, h, causal, b)
+                print(f"peer {name:6s} d={d} bf16 B={b} H={h} S={s} {'causal' if causal else 'non-causal':10s} "
                       f"median {ms:.3f} ms  {tf:.1f} TFLOP/s", flush=True)
             except Exception as e:  # a backend that refuses a shape says so and the rest still run
                 print(f"peer {name:6s} d={d} {'causal' if causal else 'non-causal'}: unavailable: {e}".splitlines()[0],

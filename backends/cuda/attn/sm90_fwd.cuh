@@ -1,9 +1,13 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
-// Roles of one CTA (kBlockM query rows of one (batch, head)):
-//  - producer warpgroup: one thread issues TMA loads of Q once, then K and V tiles into two kStages-deep rings (in
-//    the order the consumers use them: K0, K1, V0, K2, V1, ...); a slot is refilled once every consumer released
-//    it (k_empty / v_empty mbarriers).
+// Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
+// CTA per SM, CTA b works through tiles b, b + grid, ... (order: sm90_tile); otherwise one CTA per tile. Ring slots
+// and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while the
+// consumers still finish the current one (last P·V, epilogue).
+// Roles of one CTA:
+//  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty),
+//    then K and V tiles into two kStages-deep rings (in the order the consumers use them: K0, K1, V0, K2, V1, ...);
+//    a slot is refilled once every consumer released it (k_empty / v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). Schedules (sm90_traits.hpp):
 //    one block at a time, or S(n) issued with P(n-1)·V(n-1) so softmax(n) overlaps the P·V, optionally pingpong.
@@ -23,6 +27,8 @@ struct Sm90Params {
   float* lse;  // [B, Hq, Sq] or null
   std::int64_t o_sb, o_ss, o_sh;
   int seqlen_q, seqlen_k, heads_q, group;  // group = Hq / Hkv
+  int m_blocks, batch_heads, tiles;         // tiles = m_blocks * batch_heads
+  bool m_major;                             // tile order (sm90_tile)
   float scale_log2;
 };
 
@@ -33,8 +39,22 @@ struct Sm90Smem {
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
   // K and V have their own rings: K(n+1) can land while P(n)·V(n) still reads V.
-  tile::mbarrier q_full, k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
+  tile::mbarrier q_full, q_empty, k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
 };
+
+struct Sm90Tile {
+  int m_block, head, batch;
+};
+// Tile t of the launch. m_major (persistent causal launches): m-blocks outermost, so the static round-robin over
+// CTAs hands out the longest tiles first; otherwise the m-block is innermost (the one-CTA-per-tile grid order), so
+// CTAs running together share K/V in L2. Causal visits each head's m-blocks last (longest) first.
+template <bool kCausal>
+__device__ __forceinline__ Sm90Tile sm90_tile(int t, int m_blocks, int batch_heads, int heads, bool m_major) {
+  int m = m_major ? t / batch_heads : t % m_blocks;
+  const int bh = m_major ? t % batch_heads : t / m_blocks;
+  if (kCausal) m = m_blocks - 1 - m;
+  return {m, bh % heads, bh / heads};
+}
 
 // Number of K/V blocks this query block sees (0: every row of it sees no key).
 template <int M, int N, bool kCausal>
@@ -50,17 +70,17 @@ __device__ __forceinline__ int sm90_num_kv_blocks(int m_block, int sq, int sk) {
 // reduced over the quad at the end.
 template <int N, bool kCausal>
 struct Sm90Softmax {
-  int seqlen_k, diag, block_row0, row0;  // row i sees keys j <= i + diag; block_row0: first row of the CTA
+  int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
 
   // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s.
   __device__ __forceinline__ void step(tile::rt_fl<16, N>& s, int key0) {
     namespace tl = flashtile::tile;
-    if (key0 + N > seqlen_k || (kCausal && key0 + N - 1 > block_row0 + diag)) {
+    if (key0 + N > seqlen_k || (kCausal && key0 + N - 1 > last0)) {  // warp-uniform
       tl::map(s, [&](int r, int col, float x) {
         const int key = key0 + col;
-        return key < seqlen_k && (!kCausal || key <= row0 + r + diag) ? x : tl::kNegInf;
+        return key < seqlen_k && (!kCausal || key <= last0 + r) ? x : tl::kNegInf;
       });
     }
     tl::row_max(m_run, s, m_run);
@@ -88,13 +108,15 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
-  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // causal: heaviest blocks first
-  const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / p.group;
-  const int n_blocks = sm90_num_kv_blocks<M, N, kCausal>(m_block, p.seqlen_q, p.seqlen_k);
   const int wg = tl::warpgroup::index();
+  auto tile_of = [&](int t) { return sm90_tile<kCausal>(t, p.m_blocks, p.batch_heads, p.heads_q, p.m_major); };
+  auto blocks_of = [&](const Sm90Tile& tt) {
+    return sm90_num_kv_blocks<M, N, kCausal>(tt.m_block, p.seqlen_q, p.seqlen_k);
+  };
 
   if (threadIdx.x == 0) {
     tl::init(sm.q_full, 1);
+    tl::init(sm.q_empty, 128 * Sh::kConsumers);
     for (int s = 0; s < S; ++s) {
       tl::init(sm.k_full[s], 1);
       tl::init(sm.v_full[s], 1);
@@ -108,19 +130,27 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
     tl::setmaxnreg_dec<Sh::kProducerRegs>();
     if (threadIdx.x == 0) {
-      // Block `it` (visited last key block first) goes to stage it % S once the consumers released its last use.
-      auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, int it) {
-        const int s = it % S;
-        tl::wait(empty[s], ((it / S) & 1) ^ 1);
+      // Ring position g (counted over all tiles of this CTA) uses stage g % S once its previous use was released.
+      auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, int g, int row,
+                      const Sm90Tile& tt) {
+        const int s = g % S;
+        tl::wait(empty[s], ((g / S) & 1) ^ 1);
         tl::arrive_expect_tx(full[s], kKVBytes);
-        tl::load_async(tiles[s], map, full[s], (n_blocks - 1 - it) * N, kv_head, batch);
+        tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
       };
-      tl::arrive_expect_tx(sm.q_full, decltype(sm.q)::kBytes);
-      tl::load_async(sm.q, &p.q_map, sm.q_full, m_block * M, head, batch);
-      // In the order the consumers use them: K0, K1, V0, K2, V1, ...
-      for (int it = 0; it <= n_blocks; ++it) {
-        if (it < n_blocks) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, it);
-        if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, it - 1);
+      int kv = 0;
+      for (int t = blockIdx.x, j = 0; t < p.tiles; t += gridDim.x, ++j) {
+        const Sm90Tile tt = tile_of(t);
+        const int n_blocks = blocks_of(tt);
+        tl::wait(sm.q_empty, (j & 1) ^ 1);
+        tl::arrive_expect_tx(sm.q_full, decltype(sm.q)::kBytes);
+        tl::load_async(sm.q, &p.q_map, sm.q_full, tt.m_block * M, tt.head, tt.batch);
+        // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
+        for (int it = 0; it <= n_blocks; ++it) {
+          if (it < n_blocks) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
+          if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N, tt);
+        }
+        kv += n_blocks;
       }
     }
     return;
@@ -128,114 +158,128 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   // ------------------------------------------------------------------------------------------------- consumers
   tl::setmaxnreg_inc<Sh::kConsumerRegs>();
   const int c = wg - 1, w = tl::warpgroup::warp_in_scope(), lane = tl::lane_id();
-  const int row0 = m_block * M + c * 64 + w * 16;  // first query row of this warp
-  Sm90Softmax<N, kCausal> sfx{p.seqlen_k, p.seqlen_k - p.seqlen_q, m_block * M, row0, p.scale_log2};
   tl::rt_fl<16, N> s_acc;
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
-  tl::zero(o_acc);
-  tl::wait(sm.q_full, 0);
-  // Pingpong: the two consumers take turns issuing their wgmmas (named barriers 1 and 2), so one's softmax runs
-  // while the other's matrix products do. Consumer 1 lets consumer 0 go first and skips its last hand-back, which
-  // keeps every barrier's arrivals balanced.
-  const bool pp = Sh::kPingpong && n_blocks > 0;
-  auto turn_begin = [&] { if (pp) tl::named_sync(1 + c, 256); };
-  auto turn_end = [&](bool last) { if (pp && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
-  if (pp && c == 1) tl::named_arrive(1, 256);
-  // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
-  auto wait_k = [&](int it) { tl::wait(sm.k_full[it % S], (it / S) & 1); };
-  auto wait_v = [&](int it) { tl::wait(sm.v_full[it % S], (it / S) & 1); };
-  auto qk = [&](int it) {  // issue S = Q·K(it)ᵀ
-    tl::mma_ABt(s_acc, sm.q, c * 64, sm.k[it % S], false);
-    tl::commit();
-  };
-  auto pv = [&](int it) {  // issue O += P·V(it)
-    tl::mma_AB(o_acc, p_reg, sm.v[it % S], true);
-    tl::commit();
-  };
+  int kv = 0;  // ring position of this tile's first block
+  for (int j = 0; blockIdx.x + j * gridDim.x < p.tiles; ++j) {  // t recomputed from j: one register less
+    const Sm90Tile tt = tile_of(blockIdx.x + j * gridDim.x);
+    const int n_blocks = blocks_of(tt);
+    // The warp's first query row is tt.m_block * M + c * 64 + w * 16.
+    Sm90Softmax<N, kCausal> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    tl::zero(o_acc);
+    tl::wait(sm.q_full, j & 1);
+    // Pingpong: the two consumers take turns issuing their wgmmas (named barriers 1 and 2), so one's softmax runs
+    // while the other's matrix products do. Consumer 1 lets consumer 0 go first and skips its last hand-back, which
+    // keeps every barrier's arrivals balanced within each tile.
+    const bool pp = Sh::kPingpong && n_blocks > 0;
+    auto turn_begin = [&] { if (pp) tl::named_sync(1 + c, 256); };
+    auto turn_end = [&](bool last) { if (pp && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
+    if (pp && c == 1) tl::named_arrive(1, 256);
+    // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
+    auto wait_k = [&](int it) { tl::wait(sm.k_full[(kv + it) % S], ((kv + it) / S) & 1); };
+    auto wait_v = [&](int it) { tl::wait(sm.v_full[(kv + it) % S], ((kv + it) / S) & 1); };
+    auto qk = [&](int it) {  // issue S = Q·K(it)ᵀ
+      tl::mma_ABt(s_acc, sm.q, c * 64, sm.k[(kv + it) % S], false);
+      tl::commit();
+    };
+    auto pv = [&](int it) {  // issue O += P·V(it)
+      tl::mma_AB(o_acc, p_reg, sm.v[(kv + it) % S], true);
+      tl::commit();
+    };
+    // S(it) has landed in registers: release K(it), and Q after the tile's last Q·Kᵀ (the next Q may load).
+    auto qk_done = [&](int it) {
+      tl::fence_operand(s_acc);
+      tl::arrive(sm.k_empty[(kv + it) % S]);
+      if (it == n_blocks - 1) tl::arrive(sm.q_empty);
+    };
+    auto pv_done = [&](int it) {
+      tl::fence_operand(o_acc);
+      tl::arrive(sm.v_empty[(kv + it) % S]);
+    };
+    if (n_blocks == 0) tl::arrive(sm.q_empty);
 
-  if constexpr (!Sh::kOverlap) {  // one block at a time: S = Q·Kᵀ, softmax, O += P·V
-    for (int it = 0; it < n_blocks; ++it) {
-      wait_k(it);
+    if constexpr (!Sh::kOverlap) {  // one block at a time: S = Q·Kᵀ, softmax, O += P·V
+      for (int it = 0; it < n_blocks; ++it) {
+        wait_k(it);
+        turn_begin();
+        tl::fence();
+        qk(it);
+        turn_end(false);
+        tl::wait<0>();
+        qk_done(it);
+        sfx.step(s_acc, (n_blocks - 1 - it) * N);
+        tl::mul_row(o_acc, o_acc, sfx.corr);
+        tl::copy(p_reg, s_acc);
+        wait_v(it);
+        turn_begin();
+        tl::fence();
+        pv(it);
+        turn_end(it == n_blocks - 1);
+        tl::wait<0>();
+        pv_done(it);
+      }
+    } else if (n_blocks > 0) {  // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V
+      wait_k(0);
       turn_begin();
       tl::fence();
-      qk(it);
+      qk(0);
       turn_end(false);
       tl::wait<0>();
-      tl::fence_operand(s_acc);
-      tl::arrive(sm.k_empty[it % S]);
-      sfx.step(s_acc, (n_blocks - 1 - it) * N);
-      tl::mul_row(o_acc, o_acc, sfx.corr);
+      qk_done(0);
+      sfx.step(s_acc, (n_blocks - 1) * N);
       tl::copy(p_reg, s_acc);
-      wait_v(it);
+      for (int it = 1; it < n_blocks; ++it) {
+        wait_k(it);
+        wait_v(it - 1);
+        turn_begin();
+        tl::fence();
+        qk(it);
+        pv(it - 1);
+        turn_end(false);
+        tl::wait<1>();
+        qk_done(it);
+        sfx.step(s_acc, (n_blocks - 1 - it) * N);
+        tl::wait<0>();
+        tl::fence_operand(p_reg);
+        pv_done(it - 1);
+        tl::mul_row(o_acc, o_acc, sfx.corr);
+        tl::copy(p_reg, s_acc);
+      }
+      wait_v(n_blocks - 1);
       turn_begin();
       tl::fence();
-      pv(it);
-      turn_end(it == n_blocks - 1);
+      pv(n_blocks - 1);
+      turn_end(true);
       tl::wait<0>();
-      tl::fence_operand(o_acc);
-      tl::arrive(sm.v_empty[it % S]);
+      pv_done(n_blocks - 1);
     }
-  } else if (n_blocks > 0) {  // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V
-    wait_k(0);
-    turn_begin();
-    tl::fence();
-    qk(0);
-    turn_end(false);
-    tl::wait<0>();
-    tl::fence_operand(s_acc);
-    tl::arrive(sm.k_empty[0]);
-    sfx.step(s_acc, (n_blocks - 1) * N);
-    tl::copy(p_reg, s_acc);
-    for (int it = 1; it < n_blocks; ++it) {
-      wait_k(it);
-      wait_v(it - 1);
-      turn_begin();
-      tl::fence();
-      qk(it);
-      pv(it - 1);
-      turn_end(false);
-      tl::wait<1>();
-      tl::fence_operand(s_acc);
-      tl::arrive(sm.k_empty[it % S]);
-      sfx.step(s_acc, (n_blocks - 1 - it) * N);
-      tl::wait<0>();
-      tl::fence_operand(o_acc);
-      tl::fence_operand(p_reg);
-      tl::arrive(sm.v_empty[(it - 1) % S]);
-      tl::mul_row(o_acc, o_acc, sfx.corr);
-      tl::copy(p_reg, s_acc);
-    }
-    wait_v(n_blocks - 1);
-    turn_begin();
-    tl::fence();
-    pv(n_blocks - 1);
-    turn_end(true);
-    tl::wait<0>();
-    tl::fence_operand(o_acc);
-    tl::arrive(sm.v_empty[(n_blocks - 1) % S]);
-  }
+    kv += n_blocks;
 
-  // ------------------------------------------------------------------------------------------------- epilogue
-  tl::rv_fl_rows<16> inv_l;
+    // ----------------------------------------------------------------------------------------------- epilogue
+    tl::rv_fl_rows<16> inv_l;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    sfx.l_run.v[0][i] = tl::quad_sum(sfx.l_run.v[0][i]);
-    inv_l.v[0][i] = sfx.l_run.v[0][i] > 0.0f ? 1.0f / sfx.l_run.v[0][i] : 0.0f;
-  }
-  tl::mul_row(o_acc, o_acc, inv_l);
-  const int valid = p.seqlen_q - row0;
-  if (valid > 0) {
-    T* o = p.o + batch * p.o_sb + head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    tl::store(o, p.o_ss, o_acc, valid);
-    if (p.lse != nullptr && (lane & 3) == 0) {
-      float* lse = p.lse + (static_cast<std::int64_t>(batch) * p.heads_q + head) * p.seqlen_q;
+    for (int i = 0; i < 2; ++i) {
+      sfx.l_run.v[0][i] = tl::quad_sum(sfx.l_run.v[0][i]);
+      inv_l.v[0][i] = sfx.l_run.v[0][i] > 0.0f ? 1.0f / sfx.l_run.v[0][i] : 0.0f;
+    }
+    tl::mul_row(o_acc, o_acc, inv_l);
+    // Recomputed: keeps head, batch and the row out of registers during the main loop.
+    const Sm90Tile et = tile_of(blockIdx.x + j * gridDim.x);
+    const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
+    const int valid = p.seqlen_q - row0;
+    if (valid > 0) {
+      T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
+      tl::store(o, p.o_ss, o_acc, valid);
+      if (p.lse != nullptr && (lane & 3) == 0) {
+        float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q)
-          lse[r] = sfx.l_run.v[0][i] > 0.0f ? (sfx.m_use.v[0][i] + __log2f(sfx.l_run.v[0][i])) * tl::kLn2
-                                            : tl::kNegInf;
+        for (int i = 0; i < 2; ++i) {
+          const int r = row0 + (lane >> 2) + 8 * i;
+          if (r < p.seqlen_q)
+            lse[r] = sfx.l_run.v[0][i] > 0.0f ? (sfx.m_use.v[0][i] + __log2f(sfx.l_run.v[0][i])) * tl::kLn2
+                                              : tl::kNegInf;
+        }
       }
     }
   }
@@ -247,6 +291,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
 // ---------------------------------------------------------------------------------------------------- host launch
 #include <flashtile/types.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "attn/fwd_params.hpp"
@@ -281,11 +326,19 @@ void sm90_run(const FwdParams& f) {
   p.o_sb = f.o_sb, p.o_ss = f.o_ss, p.o_sh = f.o_sh;
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
+  p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
+  p.batch_heads = f.batch * f.heads_q;
+  p.tiles = p.m_blocks * p.batch_heads;
 
   auto kernel = &sm90_fwd_kernel<D, T, kCausal>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
-  const dim3 grid((f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM, f.heads_q, f.batch);
+  // One CTA per SM (the smem budget allows no second one), each looping over tiles; or one CTA per tile (ctas 0).
+  int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms : 0;
+  if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
+  const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
+  p.m_major = kCausal && ctas > 0;
+  if (grid == 0) return;
   kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, static_cast<cudaStream_t>(f.stream)>>>(p);
   sm90_check(cudaGetLastError(), "kernel launch");
 }

@@ -3,16 +3,27 @@
 // One CTA = 1 producer warpgroup (TMA) + kConsumers consumer warpgroups (wgmma), each consumer owning 64 query rows,
 // so kBlockM = 64 * kConsumers. K and V tiles of kBlockN keys stream through kStages-deep shared-memory rings.
 // Shared memory: Q (kBlockM x D) + kStages x (K + V) (kBlockN x D each), 16-bit, must stay under 227 KB.
+// Launch: persistent (grid = #SMs, each CTA looping over (m-block, head, batch) tiles, sm90_fwd.cuh) while
+// seqlen_k <= persistent_max_sk, else one CTA per tile. Causal long sequences measured faster with one CTA per tile
+// (likely: the hardware's block order keeps the m-blocks of one head together, sharing K/V in L2, where the persistent
+// longest-first order spreads them over heads; and it balances the uneven tiles dynamically) (Run 3 in
+// bench/results/2026-11-29_h200_sm90_tuning/README.md).
 // kSchedule: 0 = one block at a time (S = Q·Kᵀ, softmax, O += P·V); 1 = S(n) and P(n-1)·V(n-1) in flight together,
 // softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong (two consumers take turns issuing wgmmas).
-// FT_SM90_SCHEDULE / FT_SM90_SHAPES override these for experiments (tests/cuda/results/ has the measurements).
+// FT_SM90_SCHEDULE / FT_SM90_SHAPES / FT_SM90_PERSISTENT (0: never, 1: always) override these for experiments
+// (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
 #pragma once
 
 namespace flashtile::cuda {
 
 struct Sm90Config {
   int consumers, block_n, stages, schedule;
+  int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
 };
+
+// Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
+// 0 keeps the configured choice.
+inline int sm90_ctas_override = 0;
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
 #if defined(FT_SM90_SHAPES) && FT_SM90_SHAPES == 0
@@ -20,13 +31,20 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
                  : d == 128 ? Sm90Config{2, 128, 2, causal ? 1 : 0}
                             : Sm90Config{2, 64, 2, 0};
 #else
-  // Chosen from run 2 (tests/cuda/results/NOTES.md): each entry is the fastest variant measured for that case.
+  // Shapes and schedules chosen from run 2, d256 non-causal's schedule and the persistent limits from run 3: each
+  // entry is the fastest variant measured for that case.
   Sm90Config c = d == 64    ? Sm90Config{3, 128, 4, 1}
                  : d == 128 ? (causal ? Sm90Config{2, 128, 2, 1} : Sm90Config{2, 176, 2, 1})
-                            : (causal ? Sm90Config{2, 80, 2, 1} : Sm90Config{2, 80, 2, 0});
+                            : Sm90Config{2, 80, 2, 1};
+  // Causal: persistent only where it beat one CTA per tile across the two full runs of 2026-11-29
+  // (bench/results/2026-11-29_h200_final): d64 to 1k, d128 at 512, never at d256.
+  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
 #endif
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
+#endif
+#ifdef FT_SM90_PERSISTENT
+  c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
   return c;
 }
