@@ -4,8 +4,10 @@
 // the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA events:
 // the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build time)
 // the host clock brackets each synchronous call (the library waits for its queue before returning), so the time also
-// holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes. The CSV's
-// `timer` column says which was used.
+// holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes. On Vulkan
+// devices, when the library has its benchmark hook (flashtile_vk_last_gpu_ms, found with dlsym), the benchmark sets
+// FLASHTILE_VK_TIMESTAMPS=1 and takes each call's GPU time from the timestamps the library writes around its
+// dispatches (timer `vk_timestamps`; submission and the wait excluded). The CSV's `timer` column says which was used.
 #include "bench_lib.hpp"
 
 #include "cases.hpp"
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dlfcn.h>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -225,6 +228,25 @@ class HostTimer final : public Timer {
   std::vector<double> times_;
 };
 
+// Vulkan: the library's GPU timestamps of each call (see the top of this file).
+class VkTimestampTimer final : public Timer {
+ public:
+  using Hook = double (*)();
+  explicit VkTimestampTimer(Hook hook) : hook_(hook) {}
+  const char* name() const override { return "vk_timestamps"; }
+  void begin() override {}
+  void end() override {
+    const double ms = hook_();
+    if (ms < 0) throw Error(ErrorCode::BackendFailure, "vk_timestamps: the call wrote no GPU timestamps");
+    times_.push_back(ms);
+  }
+  std::vector<double> collect() override { return std::exchange(times_, {}); }
+
+ private:
+  Hook hook_;
+  std::vector<double> times_;
+};
+
 #if FLASHTILE_BENCH_CUDA_EVENTS
 class CudaEventTimer final : public Timer {
  public:
@@ -273,6 +295,16 @@ class CudaEventTimer final : public Timer {
 #endif
 
 std::unique_ptr<Timer> make_timer(const Device& d, std::string& note) {
+  if (d.backend() == Backend::Vulkan) {
+    const char* e = std::getenv("FLASHTILE_VK_TIMESTAMPS");
+    void* sym = dlsym(RTLD_DEFAULT, "flashtile_vk_last_gpu_ms");
+    if (sym && !(e && std::strcmp(e, "0") == 0)) {
+      setenv("FLASHTILE_VK_TIMESTAMPS", "1", 1);
+      return std::make_unique<VkTimestampTimer>(reinterpret_cast<VkTimestampTimer::Hook>(sym));
+    }
+    note = sym ? "FLASHTILE_VK_TIMESTAMPS=0: host clock around synchronous calls"
+               : "library without the Vulkan timestamp hook: host clock around synchronous calls";
+  }
 #if FLASHTILE_BENCH_CUDA_EVENTS
   if (d.backend() == Backend::Cuda) {
     try {

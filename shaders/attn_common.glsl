@@ -41,6 +41,7 @@ const uint FT_DTYPE_F16 = 0u;
 const uint FT_DTYPE_BF16 = 1u;
 const uint FT_DTYPE_F32 = 2u;
 const uint FT_FLAG_WRITE_LSE = 1u;  // flags bit 0
+const uint FT_FLAG_REVERSE_ROWS = 2u;  // flags bit 1: row tiles in reverse order (causal: the longest rows first)
 const float FT_LN2 = 0.69314718055994530942;    // LSE: natural log = log2 domain * ln 2
 #define FT_NEG_INF uintBitsToFloat(0xff800000u)
 
@@ -152,7 +153,12 @@ uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h
 // Scratch layout (f32): per (b, h, row, split) a record of HEAD_DIM + 1 floats: the split's normalized output
 // O_s = acc / l (HEAD_DIM floats) then its log2-domain LSE m + log2(l) (-inf when the split saw no key; O_s = 0).
 // The reduce pass (attn_splitkv_reduce.comp, shared by every path) combines the records and writes O and LSE.
-uint ft_row_tile() { return gl_WorkGroupID.x / pc.n_splits; }
+// With FT_FLAG_REVERSE_ROWS (set for causal calls) the first workgroups take the last row tiles, which see the most
+// keys, so the grid's tail is short work instead of the longest rows (a 1D grid launches in x order).
+uint ft_row_tile() {
+  uint t = gl_WorkGroupID.x / pc.n_splits;
+  return (pc.flags & FT_FLAG_REVERSE_ROWS) != 0u ? gl_NumWorkGroups.x / pc.n_splits - 1u - t : t;
+}
 uint ft_split() { return gl_WorkGroupID.x % pc.n_splits; }
 void ft_split_range(uint split, out uint kv_begin, out uint kv_end) {
   uint n_tiles = (pc.Sk + BLOCK_N - 1u) / BLOCK_N;

@@ -4,8 +4,9 @@
 //
 // One workgroup computes BLOCK_M query rows of one (batch, head) over all keys (or one KV split). Per KV tile of
 // BLOCK_N keys:
-//   load_kv_tile   Kᵀ (transposed tensor view) and V straight from the buffers through tensor layouts: unclamped
-//                  on full tiles, clamped on the ragged last one (keys >= Sk read 0); bf16 goes through one shared K-then-V buffer, converted to f16
+//   load_kv_tile   Kᵀ (transposed tensor view) and V straight from the buffers through clamped tensor layouts (keys
+//                  >= Sk read 0; id 21 makes full tiles unclamped); bf16 (and f16 with id 22) goes through one shared
+//                  K-then-V buffer, converted to f16
 //   compute_scores S = Q·Kᵀ (Q a use-A tile held across the loop), scaled to the log2 domain, masked (ragged keys,
 //                  causal diagonal) by a per-element operation only on tiles that need it
 //   online_softmax row max by coopMatReduceNV, P = exp2(S - m) per element, row sum by P·1 on the matrix units,
@@ -25,13 +26,16 @@
 #include "attn_common.glsl"
 #include "coopmat_common.glsl"
 
-// id 21: full K/V tiles load through unclamped tensor layouts (1), or every tile is bounds-checked (0).
-layout(constant_id = 21) const uint UNCLAMPED_FULL_TILES = 1;
+// id 21: full K/V tiles load through unclamped tensor layouts (1), or every tile is bounds-checked (0, the default:
+// on the H200's driver the unclamped loads ran 2.5-4x slower, bench/results/2026-11-29_h200_vulkan).
+layout(constant_id = 21) const uint UNCLAMPED_FULL_TILES = 0;
+// id 22: f16 too goes through the shared staging buffers (1), like bf16, instead of tensor-layout loads (0).
+layout(constant_id = 22) const uint STAGE_F16 = 0;
 
 const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
 const uint D = HEAD_DIM;
-const bool STAGED = DTYPE != FT_DTYPE_F16;   // bf16: through shared memory, converted to f16
+const bool STAGED = DTYPE != FT_DTYPE_F16 || STAGE_F16 != 0u;  // bf16: through shared memory, converted to f16
 const uint D8 = D / 8u;
 const uint KS4 = (D + 8u) / 4u;              // staged tile row stride in f16vec4
 shared f16vec4 sh_kv[STAGED ? BN * KS4 : 1u];  // K, then V, of the current tile

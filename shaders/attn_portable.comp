@@ -214,9 +214,8 @@ void main() {
   g_b = gl_WorkGroupID.z;
   g_h = gl_WorkGroupID.y;
   g_hk = ft_kv_head(g_h);
-  // Causal: the last row tiles see the most keys; start them first so they do not form the tail of the grid.
+  // Causal: the host sets FT_FLAG_REVERSE_ROWS, so ft_row_tile() starts the last row tiles (the most keys) first.
   uint row_tile = ft_row_tile();
-  if (CAUSAL != 0u) row_tile = (pc.Sq + BLOCK_M - 1u) / BLOCK_M - 1u - row_tile;
   g_m0 = row_tile * BLOCK_M;
   ft_split_range(ft_split(), g_kv_begin, g_kv_end);
   // Causal: keys past the last row's diagonal are masked for the whole tile, so those tiles are skipped.

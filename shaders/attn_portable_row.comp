@@ -108,9 +108,8 @@ void main() {
   g_b = gl_WorkGroupID.z;
   g_h = gl_WorkGroupID.y;
   g_hk = ft_kv_head(g_h);
+  // Causal: the host sets FT_FLAG_REVERSE_ROWS, so ft_row_tile() starts the last row tiles (the most keys) first.
   uint row_tile = ft_row_tile();
-  // Causal: the last row tiles see the most keys; start them first so they do not form the tail of the grid.
-  if (CAUSAL != 0u) row_tile = (pc.Sq + BLOCK_M - 1u) / BLOCK_M - 1u - row_tile;
   uint m0 = row_tile * BLOCK_M;
   g_row = m0 + gl_LocalInvocationID.x / TPR;
   g_lane = gl_LocalInvocationID.x % TPR;

@@ -14,8 +14,11 @@
 // NV coopmat2: workgroup-scope tiles; f16 loads through tensor layouts (clamped on the ragged last tile) need no
 // shared memory; bf16 goes through a shared staging buffer (converted to f16), so its tiles fit the 48 KB limit.
 //
-// Tuning without rebuilding (benchmarks): FLASHTILE_VKCM_TILE="nsg,block_n,q_in_regs" replaces the KHR tile list,
-// FLASHTILE_VKCM2_TILE="block_m,block_n,wg_size" the coopmat2 f16 tile, for every head dim where they are valid.
+// Tuning without rebuilding (benchmarks): FLASHTILE_VKCM_TILE="nsg,block_n,q_in_regs[,prefetch]" replaces the KHR
+// tile list, FLASHTILE_VKCM2_TILE="block_m,block_n,wg_size" the coopmat2 f16 tile, for every head dim where they are
+// valid; FLASHTILE_VKCM2_CLAMP=0 makes coopmat2's full K/V tiles load unclamped (slow on the H200's driver: see
+// below); FLASHTILE_VKCM2_STAGE=1 sends f16 through coopmat2's shared staging buffers like bf16 (H200: 40-80 TFLOP/s,
+// below the tensor loads).
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -32,6 +35,14 @@ namespace {
 constexpr std::uint32_t kSpecCmQInRegs = 19;
 constexpr std::uint32_t kSpecCmPrefetch = 20;
 constexpr std::uint32_t kSpecCm2Unclamped = 21;
+constexpr std::uint32_t kSpecCm2StageF16 = 22;
+
+bool env_is(const char* name, char v) {
+  const char* e = std::getenv(name);
+  return e && e[0] == v && e[1] == 0;
+}
+// FLASHTILE_VKCM2_STAGE=1: f16 K/V/Q through shared staging buffers (the bf16 scheme) instead of tensor loads.
+bool cm2_stage_f16() { return env_is("FLASHTILE_VKCM2_STAGE", '1'); }
 
 constexpr std::uint32_t kCompF16 = 0, kCompF32 = 1;  // VkComponentTypeKHR
 constexpr std::uint32_t kScopeSubgroup = 3;           // VkScopeKHR
@@ -98,14 +109,22 @@ struct Cm2Tile {
 };
 
 Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
+  if (dt == DType::F16 && cm2_stage_f16()) {
+    if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
+      unsigned bm = 0, bn = 0, wg = 0;
+      if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
+    }
+    return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
+  }
   if (dt == DType::F16) {
     if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
       unsigned bm = 0, bn = 0, wg = 0;
       if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
     }
     // H200, 2026-11-29, d 128, S 16384 (host clock): 128,64,256 177/166 TFLOP/s (full/causal), 64,64,128 146/53,
-    // 128,128,256 164/70, 64,128,128 124/28, 64,64,256 97/94. d 64 and 256 keep the configurations the
-    // conformance suite ran on the H200.
+    // 128,128,256 164/70, 64,128,128 124/28, 64,64,256 97/94. GPU timestamps, clamped loads, d128 1k/4k/16k:
+    // 128,64,256 134/162/102 (causal 109/51/51), 64,64,128 124/48/83 (106/133/76): a tie within this run's spread.
+    // d 64 and 256 keep the configurations the conformance suite ran on the H200 (d256 64,64,128: +5%, untested).
     if (d == 128) return Cm2Tile{128, 64, 256};
     return d < 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{64, 32, 128};
   }
@@ -114,7 +133,7 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
 }
 
 std::uint32_t cm2_shared_bytes(std::uint32_t d, DType dt, const Cm2Tile& t) {
-  if (dt == DType::F16) return 16;
+  if (dt == DType::F16 && !cm2_stage_f16()) return 16;
   return 2 * t.block_n * (d + 8) + 2 * t.block_m * (d + 8);
 }
 
@@ -169,7 +188,8 @@ std::vector<ShaderVariant> coopmat2_variants() {
       const Cm2Tile t = cm2_tile(d, dt);
       ShaderVariant v;
       v.path = Path::VulkanCoopmat2;
-      v.kernel = std::string("vk_coopmat2_") + (dt == DType::F16 ? "tensor" : "staged") + "_wg" + std::to_string(t.wg);
+      const bool staged = dt != DType::F16 || cm2_stage_f16();
+      v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg);
       v.spirv = "attn_coopmat2";
       v.wg_size = t.wg;
       v.block_m = t.block_m;
@@ -182,9 +202,12 @@ std::vector<ShaderVariant> coopmat2_variants() {
       v.needs_coopmat = true;
       v.needs_coopmat2 = true;
       v.split_kv = true;
-      // FLASHTILE_VKCM2_CLAMP=1: bounds-check every K/V tile load (the unclamped full-tile loads are the default).
-      const char* clamp_env = std::getenv("FLASHTILE_VKCM2_CLAMP");
-      v.extra_spec = {{kSpecCm2Unclamped, clamp_env && clamp_env[0] == '1' ? 0u : 1u}};
+      // K/V tensor loads are clamped on every tile by default; FLASHTILE_VKCM2_CLAMP=0 loads full tiles through
+      // unclamped layouts instead. H200, 2026-11-29, GPU timestamps (bench/results/2026-11-29_h200_vulkan): the
+      // unclamped loads ran at 5-39 TFLOP/s on every d and length; the clamped ones were faster on 17 of 18 cells,
+      // median 3.1x (d128 4k non-causal 162 vs 23).
+      v.extra_spec = {{kSpecCm2Unclamped, env_is("FLASHTILE_VKCM2_CLAMP", '0') ? 1u : 0u},
+                      {kSpecCm2StageF16, staged ? 1u : 0u}};
       const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
       v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
         if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";

@@ -25,6 +25,7 @@
 #include "vk_device.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +38,8 @@
 namespace flashtile::vk {
 
 namespace {
+
+std::atomic<double> g_last_gpu_ms{-1.0};
 
 constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
@@ -194,6 +197,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     fn_.vkDestroyPipelineLayout(dev_, pipe_layout_, nullptr);
     fn_.vkDestroyDescriptorSetLayout(dev_, set_layout_, nullptr);
     fn_.vkDestroyFence(dev_, fence_, nullptr);
+    if (query_pool_) fn_.vkDestroyQueryPool(dev_, query_pool_, nullptr);
     fn_.vkDestroyCommandPool(dev_, cmd_pool_, nullptr);
     for (auto& [buf, a] : allocs_) {
       fn_.vkDestroyBuffer(dev_, reinterpret_cast<VkBuffer>(buf), nullptr);
@@ -297,6 +301,8 @@ class VulkanDevice final : public detail::DeviceImpl {
     pc.B = st(a.batch), pc.Sq = st(a.seqlen_q), pc.Sk = st(a.seqlen_k), pc.Hq = st(a.heads_q), pc.Hkv = st(a.heads_kv);
     pc.scale_log2 = a.scale * kLog2e;
     pc.flags = a.has_lse ? kFlagWriteLse : 0u;
+    // Causal: long rows first (shorter grid tail). FLASHTILE_VK_REVERSE_ROWS=0 keeps launch order = row order.
+    if (a.causal && reverse_rows_) pc.flags |= kFlagReverseRows;
     pc.n_splits = choose_splits(*v, a);
 
     VkBuffer scratch = dummy_;
@@ -312,6 +318,11 @@ class VulkanDevice final : public detail::DeviceImpl {
 
     const bool external = a.vk_command_buffer != nullptr;
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(a.vk_command_buffer) : begin();
+    const bool stamp = !external && timestamps_on();
+    if (stamp) {
+      fn_.vkCmdResetQueryPool(cb, query_pool_, 0, 2);
+      fn_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
+    }
     if (pc.n_splits > 1 && external) {
       // The scratch buffer may still be in use by an earlier recorded call: order after it (WAR/WAW).
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
@@ -326,8 +337,10 @@ class VulkanDevice final : public detail::DeviceImpl {
       fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
       fn_.vkCmdDispatch(cb, pc.Sq, pc.Hq, pc.B);
     }
+    if (stamp) fn_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 1);
     if (!external) {
       submit_and_wait(cb);
+      if (stamp) read_timestamps();
       inst_->check_validation();
     }
   }
@@ -362,6 +375,17 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (const char* e = std::getenv("FLASHTILE_VK_SHARED_LIMIT"))
       caps_.max_shared_memory = static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10));
 
+    if (const char* e = std::getenv("FLASHTILE_VK_REVERSE_ROWS"); e && std::strcmp(e, "0") == 0) reverse_rows_ = false;
+    {
+      VkPhysicalDeviceProperties props{};
+      inst_->fn.vkGetPhysicalDeviceProperties(pd_, &props);
+      std::uint32_t nq = 0;
+      inst_->fn.vkGetPhysicalDeviceQueueFamilyProperties(pd_, &nq, nullptr);
+      std::vector<VkQueueFamilyProperties> qf(nq);
+      inst_->fn.vkGetPhysicalDeviceQueueFamilyProperties(pd_, &nq, qf.data());
+      timestamp_bits_ = qfam_ < nq ? qf[qfam_].timestampValidBits : 0;
+      if (timestamp_bits_ > 0) timestamp_period_ = props.limits.timestampPeriod;
+    }
     VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     cpi.queueFamilyIndex = qfam_;
@@ -408,7 +432,11 @@ class VulkanDevice final : public detail::DeviceImpl {
     info_.name = caps_.name;
     info_.software = caps_.software;
     for (Path p : kPathOrder) tables_[p] = variants_of(p);
+    // FLASHTILE_VK_PATHS=vulkan_coopmat2,... (benchmarks, tests): list only these paths.
+    const char* only = std::getenv("FLASHTILE_VK_PATHS");
     for (Path p : kPathOrder) {
+      if (only && ("," + std::string(only) + ",").find("," + std::string(to_string(p)) + ",") == std::string::npos)
+        continue;
       for (const ShaderVariant& v : tables_.at(p))
         if (device_reason(v, caps_).empty()) {
           info_.paths.push_back(p);
@@ -776,6 +804,33 @@ class VulkanDevice final : public detail::DeviceImpl {
     return cmd_;
   }
 
+  // GPU timestamps around the dispatches of run() (FLASHTILE_VK_TIMESTAMPS=1, flashtile's own submissions only),
+  // for the benchmark: flashtile_vk_last_gpu_ms() below returns the last one.
+  bool timestamps_on() {
+    const char* e = std::getenv("FLASHTILE_VK_TIMESTAMPS");
+    if (!e || std::strcmp(e, "1") != 0 || timestamp_period_ <= 0.0) return false;
+    if (!query_pool_) {
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = 2;
+      if (fn_.vkCreateQueryPool(dev_, &qi, nullptr, &query_pool_) != VK_SUCCESS) {
+        query_pool_ = VK_NULL_HANDLE;
+        timestamp_period_ = 0.0;
+        return false;
+      }
+    }
+    return true;
+  }
+  void read_timestamps() {
+    std::uint64_t t[2] = {0, 0};
+    if (fn_.vkGetQueryPoolResults(dev_, query_pool_, 0, 2, sizeof(t), t, sizeof(std::uint64_t),
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+      return;
+    const std::uint64_t mask = timestamp_bits_ >= 64 ? ~0ull : ((1ull << timestamp_bits_) - 1);
+    const std::uint64_t ticks = (t[1] - t[0]) & mask;
+    g_last_gpu_ms.store(static_cast<double>(ticks) * timestamp_period_ * 1e-6);
+  }
+
   void submit_and_wait(VkCommandBuffer cb) {
     check_vk(fn_.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -803,6 +858,10 @@ class VulkanDevice final : public detail::DeviceImpl {
   VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool query_pool_ = VK_NULL_HANDLE;
+  double timestamp_period_ = 0.0;  // ns per tick; 0: no timestamps on the queue
+  std::uint32_t timestamp_bits_ = 0;
+  bool reverse_rows_ = true;
   VkBuffer staging_ = VK_NULL_HANDLE;
   std::uint64_t staging_size_ = 0;
   void* staging_map_ = nullptr;
@@ -830,3 +889,10 @@ std::shared_ptr<detail::DeviceImpl> make_wrapped_device(std::shared_ptr<Instance
 }
 
 }  // namespace flashtile::vk
+
+// Benchmark hook (not public API): the GPU time in ms of the last run() that flashtile submitted itself with
+// FLASHTILE_VK_TIMESTAMPS=1 (timestamps around its dispatches, split-KV reduce included), or -1 when none.
+// flashtile_bench finds it with dlsym, so builds without Vulkan need nothing.
+extern "C" __attribute__((visibility("default"))) double flashtile_vk_last_gpu_ms() {
+  return flashtile::vk::g_last_gpu_ms.load();
+}

@@ -71,7 +71,12 @@ namespace flashtile::vk {
   X(vkCreateDescriptorPool)              \
   X(vkDestroyDescriptorPool)             \
   X(vkAllocateDescriptorSets)            \
-  X(vkUpdateDescriptorSets)
+  X(vkUpdateDescriptorSets)              \
+  X(vkCreateQueryPool)                   \
+  X(vkDestroyQueryPool)                  \
+  X(vkCmdResetQueryPool)                 \
+  X(vkCmdWriteTimestamp)                 \
+  X(vkGetQueryPoolResults)
 
 struct InstanceFns {
   VkInstance instance = VK_NULL_HANDLE;
