@@ -33,6 +33,16 @@ std::uint32_t portable_shared_bytes(std::uint32_t d, std::uint32_t bm, std::uint
 
 bool is_even(std::uint64_t x) { return (x & 1u) == 0; }
 
+// 16-bit data read and written as uint pairs: every offset and stride must be even. "" when they are.
+std::string packed_access_reason(const detail::AttnArgs& a) {
+  for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+    if (!is_even(t->buf.offset / 2)) return "packed 16-bit access needs even element offsets";
+    for (int i = 0; i < 3; ++i)
+      if (!is_even(static_cast<std::uint64_t>(t->strides[i]))) return "packed 16-bit access needs even strides";
+  }
+  return "";
+}
+
 }  // namespace
 
 namespace {
@@ -74,14 +84,7 @@ ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
     return "";
   };
   if (s.packed) {
-    v.call_check = [](const Caps&, const detail::AttnArgs& a) -> std::string {
-      for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
-        if (!is_even(t->buf.offset / 2)) return "packed 16-bit access needs even element offsets";
-        for (int i = 0; i < 3; ++i)
-          if (!is_even(static_cast<std::uint64_t>(t->strides[i]))) return "packed 16-bit access needs even strides";
-      }
-      return "";
-    };
+    v.call_check = [](const Caps&, const detail::AttnArgs& a) { return packed_access_reason(a); };
   }
   return v;
 }
@@ -107,14 +110,7 @@ ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg)
   if (packed || max_sq) {
     v.call_check = [packed, max_sq](const Caps&, const detail::AttnArgs& a) -> std::string {
       if (max_sq && a.seqlen_q > max_sq) return "seqlen_q > " + std::to_string(max_sq) + " (decode tiles)";
-      if (!packed) return "";
-      // 16-bit data read and written as uint pairs: every offset and stride must be even.
-      for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
-        if (!is_even(t->buf.offset / 2)) return "packed 16-bit access needs even element offsets";
-        for (int i = 0; i < 3; ++i)
-          if (!is_even(static_cast<std::uint64_t>(t->strides[i]))) return "packed 16-bit access needs even strides";
-      }
-      return "";
+      return packed ? packed_access_reason(a) : std::string();
     };
   }
   return v;
