@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peers for bench comparisons of the sm90 kernel: PyTorch SDPA through cuDNN and through FlashAttention-2, timed
-with CUDA events (median of 10 after 3 warm-ups) on the same shapes as sm90_check's bench (bf16, B=1, [B,S,H,D]).
+with CUDA events (as sm90_check: 100 ms warm-up, median of 7 batches of 10 calls) on the same shapes as sm90_check's bench (bf16, B=1, [B,S,H,D]).
 --grid: sm90_check --grid's cells instead (B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not); the
 tensors are [B,S,H,D] in memory (flashtile's layout), handed to SDPA as [B,H,S,D] views."""
 import statistics
@@ -15,17 +15,23 @@ def bench(backend, d, s, h, causal, b=1):
     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2) for _ in range(3))
     with sdpa_kernel(backend):
         f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        for _ in range(3):
-            f()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(10):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
+        # As sm90_check's bench: >= 100 ms of warm-up, then the median of 7 batches of 10 back-to-back calls.
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(1000):
             f()
             e1.record()
             e1.synchronize()
-            ts.append(e0.elapsed_time(e1))
+            if e0.elapsed_time(e1) >= 100.0:
+                break
+        ts = []
+        for _ in range(7):
+            e0.record()
+            for _ in range(10):
+                f()
+            e1.record()
+            e1.synchronize()
+            ts.append(e0.elapsed_time(e1) / 10)
     ms = statistics.median(ts)
     flops = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
     return ms, flops / (ms * 1e-3) / 1e12
@@ -38,6 +44,9 @@ def main():
         peers = peers[:1]
     cells = [(1, 128, 16384, 16, False), (1, 128, 16384, 16, True), (1, 64, 16384, 16, False),
              (1, 64, 16384, 16, True), (1, 256, 16384, 16, False), (1, 256, 16384, 16, True)]
+    if "--cell" in sys.argv:  # --cell D,S,CAUSAL: one grid cell (for ncu)
+        d, s, c = (int(x) for x in sys.argv[sys.argv.index("--cell") + 1].split(","))
+        cells = [(16384 // s, d, s, 2048 // d, bool(c))]
     if "--grid" in sys.argv:
         cells = [(16384 // s, d, s, 2048 // d, c) for d in (64, 128, 256) for c in (False, True)
                  for s in (512, 1024, 2048, 4096, 8192, 16384)]

@@ -3,7 +3,8 @@
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
 // CTA per SM, CTA b works through tiles b, b + grid, ... (order: sm90_tile); otherwise one CTA per tile. Ring slots
 // and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while the
-// consumers still finish the current one (last P·V, epilogue).
+// consumers still finish the current one (last P·V, epilogue). With Q double-buffered (kChain), the next tile's first
+// Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs while it computes.
 // Roles of one CTA:
 //  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty),
 //    then K and V tiles into two kStages-deep rings (in the order the consumers use them: K0, K1, V0, K2, V1, ...);
@@ -35,11 +36,11 @@ struct Sm90Params {
 template <int D, typename T, bool kCausal>
 struct Sm90Smem {
   using Sh = Sm90Shape<D, kCausal>;
-  tile::st<T, Sh::kBlockM, D> q;
+  tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
   // K and V have their own rings: K(n+1) can land while P(n)·V(n) still reads V.
-  tile::mbarrier q_full, q_empty, k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
+  tile::mbarrier q_full[Sh::kQBufs], q_empty[Sh::kQBufs], k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
 };
 
 struct Sm90Tile {
@@ -115,8 +116,10 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   };
 
   if (threadIdx.x == 0) {
-    tl::init(sm.q_full, 1);
-    tl::init(sm.q_empty, 128 * Sh::kConsumers);
+    for (int i = 0; i < Sh::kQBufs; ++i) {
+      tl::init(sm.q_full[i], 1);
+      tl::init(sm.q_empty[i], 128 * Sh::kConsumers);
+    }
     for (int s = 0; s < S; ++s) {
       tl::init(sm.k_full[s], 1);
       tl::init(sm.v_full[s], 1);
@@ -139,18 +142,21 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
         tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
       };
       int kv = 0;
-      for (int t = blockIdx.x, j = 0; t < p.tiles; t += gridDim.x, ++j) {
+      for (int t = blockIdx.x, j = 0; t < p.tiles; t += gridDim.x) {
         const Sm90Tile tt = tile_of(t);
         const int n_blocks = blocks_of(tt);
-        tl::wait(sm.q_empty, (j & 1) ^ 1);
-        tl::arrive_expect_tx(sm.q_full, decltype(sm.q)::kBytes);
-        tl::load_async(sm.q, &p.q_map, sm.q_full, tt.m_block * M, tt.head, tt.batch);
+        if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
+        const int qb = j % Sh::kQBufs;
+        tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
+        tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
+        tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], tt.m_block * M, tt.head, tt.batch);
         // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
         for (int it = 0; it <= n_blocks; ++it) {
           if (it < n_blocks) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
           if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N, tt);
         }
         kv += n_blocks;
+        ++j;
       }
     }
     return;
@@ -161,81 +167,125 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   tl::rt_fl<16, N> s_acc;
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
+  tl::zero(o_acc);
+  // Epilogue of tile t for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE (natural log).
+  auto epilogue = [&](int t, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use) {
+    tl::rv_fl_rows<16> inv_l;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      l.v[0][i] = tl::quad_sum(l.v[0][i]);
+      inv_l.v[0][i] = l.v[0][i] > 0.0f ? 1.0f / l.v[0][i] : 0.0f;
+    }
+    const Sm90Tile et = tile_of(t);
+    const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
+    const int valid = p.seqlen_q - row0;
+    if (valid <= 0) return;
+    T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
+    tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
+    if (p.lse != nullptr && (lane & 3) == 0) {
+      float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = row0 + (lane >> 2) + 8 * i;
+        if (r < p.seqlen_q)
+          lse[r] = l.v[0][i] > 0.0f ? (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2 : tl::kNegInf;
+      }
+    }
+  };
+  // Tiles whose rows see no key (causal with Sq > Sk) get O = 0 and LSE = -inf up front; producer and loop skip them.
+  if constexpr (kCausal) {
+    const tl::rv_fl_rows<16> zero{{{0.0f, 0.0f}}};
+    for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
+      if (blocks_of(tile_of(t)) == 0) epilogue(t, zero, zero);
+  }
+  auto next = [&](int t) {  // this CTA's next tile with keys, from t on
+    while (t < p.tiles && blocks_of(tile_of(t)) == 0) t += gridDim.x;
+    return t;
+  };
+  // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
+  // g: ring position (this CTA's K/V blocks counted over its tiles); j: its tiles with keys (Q buffer and phase).
+  auto wait_q = [&](int j) { tl::wait(sm.q_full[j % Sh::kQBufs], (j / Sh::kQBufs) & 1); };
+  auto wait_k = [&](int g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
+  auto wait_v = [&](int g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
+  auto qk = [&](int g, int q) {  // issue S = Q·K(g)ᵀ
+    tl::mma_ABt(s_acc, sm.q[q], c * 64, sm.k[g % S], false);
+    tl::commit();
+  };
   int kv = 0;  // ring position of this tile's first block
-  for (int j = 0; blockIdx.x + j * gridDim.x < p.tiles; ++j) {  // t recomputed from j: one register less
-    const Sm90Tile tt = tile_of(blockIdx.x + j * gridDim.x);
-    const int n_blocks = blocks_of(tt);
+  int t = next(blockIdx.x);
+  if (Sh::kChain && t < p.tiles) {  // chained: the first tile's first Q·Kᵀ; later ones go out with a last P·V
+    wait_q(0);
+    wait_k(0);
+    tl::fence();
+    qk(0, 0);
+  }
+  for (int j = 0; t < p.tiles; ++j) {
+    const int tn = next(t + gridDim.x);
+    const Sm90Tile tt = tile_of(t);
+    const int n_blocks = blocks_of(tt), qb = j % Sh::kQBufs;
     // The warp's first query row is tt.m_block * M + c * 64 + w * 16.
     Sm90Softmax<N, kCausal> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
-    tl::zero(o_acc);
-    tl::wait(sm.q_full, j & 1);
+    if (!Sh::kChain) wait_q(j);
     // Pingpong: the two consumers take turns issuing their wgmmas (named barriers 1 and 2), so one's softmax runs
     // while the other's matrix products do. Consumer 1 lets consumer 0 go first and skips its last hand-back, which
     // keeps every barrier's arrivals balanced within each tile.
-    const bool pp = Sh::kPingpong && n_blocks > 0;
-    auto turn_begin = [&] { if (pp) tl::named_sync(1 + c, 256); };
-    auto turn_end = [&](bool last) { if (pp && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
-    if (pp && c == 1) tl::named_arrive(1, 256);
-    // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
-    auto wait_k = [&](int it) { tl::wait(sm.k_full[(kv + it) % S], ((kv + it) / S) & 1); };
-    auto wait_v = [&](int it) { tl::wait(sm.v_full[(kv + it) % S], ((kv + it) / S) & 1); };
-    auto qk = [&](int it) {  // issue S = Q·K(it)ᵀ
-      tl::mma_ABt(s_acc, sm.q, c * 64, sm.k[(kv + it) % S], false);
-      tl::commit();
-    };
-    auto pv = [&](int it) {  // issue O += P·V(it)
-      tl::mma_AB(o_acc, p_reg, sm.v[(kv + it) % S], true);
+    auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
+    auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
+    if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
+    auto pv = [&](int g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
+      tl::mma_AB(o_acc, p_reg, sm.v[g % S], g != kv);
       tl::commit();
     };
     // S(it) has landed in registers: release K(it), and Q after the tile's last Q·Kᵀ (the next Q may load).
     auto qk_done = [&](int it) {
       tl::fence_operand(s_acc);
       tl::arrive(sm.k_empty[(kv + it) % S]);
-      if (it == n_blocks - 1) tl::arrive(sm.q_empty);
+      if (it == n_blocks - 1) tl::arrive(sm.q_empty[qb]);
     };
     auto pv_done = [&](int it) {
       tl::fence_operand(o_acc);
       tl::arrive(sm.v_empty[(kv + it) % S]);
     };
-    if (n_blocks == 0) tl::arrive(sm.q_empty);
 
     if constexpr (!Sh::kOverlap) {  // one block at a time: S = Q·Kᵀ, softmax, O += P·V
       for (int it = 0; it < n_blocks; ++it) {
-        wait_k(it);
+        wait_k(kv + it);
         turn_begin();
         tl::fence();
-        qk(it);
+        qk(kv + it, qb);
         turn_end(false);
         tl::wait<0>();
         qk_done(it);
         sfx.step(s_acc, (n_blocks - 1 - it) * N);
         tl::mul_row(o_acc, o_acc, sfx.corr);
         tl::copy(p_reg, s_acc);
-        wait_v(it);
+        wait_v(kv + it);
         turn_begin();
         tl::fence();
-        pv(it);
+        pv(kv + it);
         turn_end(it == n_blocks - 1);
         tl::wait<0>();
         pv_done(it);
       }
-    } else if (n_blocks > 0) {  // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V
-      wait_k(0);
-      turn_begin();
-      tl::fence();
-      qk(0);
-      turn_end(false);
+    } else {  // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V
+      if (!Sh::kChain) {
+        wait_k(kv);
+        turn_begin();
+        tl::fence();
+        qk(kv, qb);
+        turn_end(false);
+      }
       tl::wait<0>();
       qk_done(0);
       sfx.step(s_acc, (n_blocks - 1) * N);
       tl::copy(p_reg, s_acc);
       for (int it = 1; it < n_blocks; ++it) {
-        wait_k(it);
-        wait_v(it - 1);
+        wait_k(kv + it);
+        wait_v(kv + it - 1);
         turn_begin();
         tl::fence();
-        qk(it);
-        pv(it - 1);
+        qk(kv + it, qb);
+        pv(kv + it - 1);
         turn_end(false);
         tl::wait<1>();
         qk_done(it);
@@ -246,43 +296,29 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
         tl::mul_row(o_acc, o_acc, sfx.corr);
         tl::copy(p_reg, s_acc);
       }
-      wait_v(n_blocks - 1);
+      // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q is in the other buffer), so the
+      // epilogue below runs under it. After the CTA's last tile the same wgmmas re-read this tile's Q and last K
+      // block (nothing loads into them any more) and the result is dropped: ptxas serializes every wgmma of the
+      // kernel when some paths issue one and others do not.
+      const bool has_next = tn < p.tiles;
+      wait_v(kv + n_blocks - 1);
+      if (Sh::kChain && has_next) {
+        wait_q(j + 1);
+        wait_k(kv + n_blocks);
+      }
       turn_begin();
       tl::fence();
-      pv(n_blocks - 1);
+      pv(kv + n_blocks - 1);
+      if constexpr (Sh::kChain) qk(has_next ? kv + n_blocks : kv + n_blocks - 1, has_next ? (j + 1) % Sh::kQBufs : qb);
       turn_end(true);
-      tl::wait<0>();
+      tl::wait<Sh::kChain ? 1 : 0>();
       pv_done(n_blocks - 1);
     }
     kv += n_blocks;
-
-    // ----------------------------------------------------------------------------------------------- epilogue
-    tl::rv_fl_rows<16> inv_l;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      sfx.l_run.v[0][i] = tl::quad_sum(sfx.l_run.v[0][i]);
-      inv_l.v[0][i] = sfx.l_run.v[0][i] > 0.0f ? 1.0f / sfx.l_run.v[0][i] : 0.0f;
-    }
-    tl::mul_row(o_acc, o_acc, inv_l);
-    // Recomputed: keeps head, batch and the row out of registers during the main loop.
-    const Sm90Tile et = tile_of(blockIdx.x + j * gridDim.x);
-    const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
-    const int valid = p.seqlen_q - row0;
-    if (valid > 0) {
-      T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-      tl::store(o, p.o_ss, o_acc, valid);
-      if (p.lse != nullptr && (lane & 3) == 0) {
-        float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int r = row0 + (lane >> 2) + 8 * i;
-          if (r < p.seqlen_q)
-            lse[r] = sfx.l_run.v[0][i] > 0.0f ? (sfx.m_use.v[0][i] + __log2f(sfx.l_run.v[0][i])) * tl::kLn2
-                                              : tl::kNegInf;
-        }
-      }
-    }
+    epilogue(t, sfx.l_run, sfx.m_use);
+    t = tn;
   }
+  if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
 #endif
 }
 

@@ -18,12 +18,27 @@ namespace flashtile::cuda {
 
 struct Sm90Config {
   int consumers, block_n, stages, schedule;
+  int q_bufs = 1;                   // 2: Q double-buffered, so the next tile's first Q·Kᵀ chains onto this one's last P·V
   int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
 // 0 keeps the configured choice.
 inline int sm90_ctas_override = 0;
+
+// Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs"' replaces
+// d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256), keeping its persistent limit; a string because nvcc splits
+// -D values at commas. Missing trailing fields keep their values.
+constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
+  int v[5] = {c.consumers, c.block_n, c.stages, c.schedule, c.q_bufs};
+  for (int i = 0; i < 5 && *s != 0; ++i) {
+    int x = 0;
+    for (; *s >= '0' && *s <= '9'; ++s) x = 10 * x + (*s - '0');
+    v[i] = x;
+    if (*s == ':') ++s;
+  }
+  return Sm90Config{v[0], v[1], v[2], v[3], v[4], c.persistent_max_sk};
+}
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
 #if defined(FT_SM90_SHAPES) && FT_SM90_SHAPES == 0
@@ -43,6 +58,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
 #endif
+#ifdef FT_SM90_CFG64
+  if (d == 64) c = sm90_parse_config(FT_SM90_CFG64, c);
+#endif
+#ifdef FT_SM90_CFG128
+  if (d == 128) c = sm90_parse_config(FT_SM90_CFG128, c);
+#endif
+#ifdef FT_SM90_CFG256
+  if (d == 256) c = sm90_parse_config(FT_SM90_CFG256, c);
+#endif
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
@@ -60,12 +84,17 @@ struct Sm90Shape {
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr bool kOverlap = kCfg.schedule >= 1;
   static constexpr bool kPingpong = kCfg.schedule >= 2 && kConsumers == 2;
+  static constexpr int kQBufs = kCfg.q_bufs;
+  // Chained tiles (overlapped schedule, Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ
+  // together with this tile's last P·V, so the epilogue runs under it.
+  static constexpr bool kChain = kOverlap && !kPingpong && kQBufs == 2;
   static constexpr int kProducerRegs = 24;                           // the producer only issues TMA
   static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;  // 24*128 + regs*128*consumers <= 64K
   static constexpr int kSmemBytes =
-      2 * (kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
+      2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
   static_assert(kSmemBytes <= 227 * 1024, "sm90 tiles exceed shared memory");
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
+  static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
 };
 
 }  // namespace flashtile::cuda

@@ -361,8 +361,9 @@ __device__ __forceinline__ void load_async(st<T, R, C>& s, const T* g, std::int6
 }
 
 // --------------------------------------------------------------------------------------------- regs -> memory
-template <typename TG, typename T, int R, int C>
-__device__ __forceinline__ void store(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows) {
+// Rows >= valid_rows are not written; f(i, k, x) maps each register pair (row block i, pair k) before the store.
+template <typename TG, typename T, int R, int C, typename F>
+__device__ __forceinline__ void store_map(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows, F f) {
   const int lane = lane_id();
 #pragma unroll
   for (int i = 0; i < R / 16; ++i)
@@ -374,8 +375,22 @@ __device__ __forceinline__ void store(TG* g, std::int64_t row_stride, const rt<T
         const int r = 16 * i + c.row;
         if (r < valid_rows)
           *reinterpret_cast<packed_t<TG>*>(g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col) =
-              from_float2<TG>(to_float2(t.v[i][j][k]));
+              from_float2<TG>(f(i, k, to_float2(t.v[i][j][k])));
       }
+}
+template <typename TG, typename T, int R, int C>
+__device__ __forceinline__ void store(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows) {
+  store_map(g, row_stride, t, valid_rows, [](int, int, float2 x) { return x; });
+}
+// As store, each row multiplied by v's entry on the way out (t itself is only read: an epilogue may run this while
+// wgmmas that accumulate into t's registers are still being retired).
+template <typename TG, int R, int C>
+__device__ __forceinline__ void store_scaled(TG* g, std::int64_t row_stride, const rt_fl<R, C>& t,
+                                             const rv_fl_rows<R>& v, int valid_rows) {
+  store_map(g, row_stride, t, valid_rows, [&v](int i, int k, float2 x) {
+    const float s = v.v[i][k & 1];
+    return make_float2(s * x.x, s * x.y);
+  });
 }
 
 template <typename TS, typename T, int R, int C, int SR, int SC>
