@@ -3,14 +3,16 @@
 // ragged edges, row reductions and per-element operations; no scalar softmax code.
 //
 // One workgroup computes BLOCK_M query rows of one (batch, head) over all keys (or one KV split). Per KV tile of
-// BLOCK_N keys:
+// BLOCK_N keys (attend_tile):
 //   load_kv_tile   Kᵀ (transposed tensor view) and V straight from the buffers through clamped tensor layouts (keys
-//                  >= Sk read 0; id 21 makes full tiles unclamped); bf16 (and f16 with id 22) goes through one shared
-//                  K-then-V buffer, converted to f16
-//   compute_scores S = Q·Kᵀ (Q a use-A tile held across the loop), scaled to the log2 domain, masked (ragged keys,
-//                  causal diagonal) by a per-element operation only on tiles that need it
+//                  >= Sk read 0; id 21 makes full tiles unclamped; id 23 does so with visibly aligned strides on
+//                  aligned calls); bf16 (and f16 with id 22) goes through one shared K-then-V buffer, converted to f16
+//   compute_scores S = Q·Kᵀ (Q a use-A tile held across the loop), scaled to the log2 domain (or the scale folded into
+//                  exp2, id 25), masked (ragged keys, causal diagonal) by a per-element operation only on tiles that
+//                  need it
 //   online_softmax row max by coopMatReduceNV, P = exp2(S - m) per element, row sum by P·1 on the matrix units,
-//                  the rescale factor smeared across the O tile's columns by a reduction
+//                  the rescale factor smeared across the O tile's columns by a reduction. l and m are BM x BN
+//                  matrices, or BM x NARROW ones (id 24), optionally rescaled lazily (id 26)
 //   accumulate_pv  O = O * alpha + P·V, P converted from accumulator to use-A in registers
 // The epilogue divides by the row sum and stores O through a clamped tensor layout (f16) or per element (bf16,
 // split-KV records), and LSE per row.
@@ -31,17 +33,44 @@
 layout(constant_id = 21) const uint UNCLAMPED_FULL_TILES = 0;
 // id 22: f16 too goes through the shared staging buffers (1), like bf16, instead of tensor-layout loads (0).
 layout(constant_id = 22) const uint STAGE_F16 = 0;
+// id 23: on aligned calls (every Q/K/V offset and stride a multiple of 8 elements) the Q/K/V tensor layouts get bases
+// and row strides that are visibly multiples of 8 elements (x & ~7, a no-op there), so the compiler may use 16-byte
+// accesses without a runtime check. 1: full K/V tiles also load unclamped, the ragged last tile being a peeled,
+// clamped step (llama.cpp's "aligned" coopmat2 scheme; id 21's unclamped loads had neither the visible alignment nor
+// the peeling). 2: every load stays clamped, only the alignment is shown (tells the two effects apart).
+layout(constant_id = 23) const uint ALIGNED_LOADS = 0;
+// id 24: columns of the l, m, rescale-factor and row-sum matrices; 0 keeps them BM x BN. A multiple of the device's
+// N granularity for workgroup-scope matrices (16 at 128 invocations, 32 at 256 on NVIDIA). Fewer accumulator registers,
+// BN/NARROW times fewer exp2 for the rescale factor, a BM x BN x NARROW row-sum GEMM instead of BM x BN x BN; costs one
+// more reduction per tile (the new row max smeared back to BM x BN for P).
+layout(constant_id = 24) const uint NARROW = 0;
+// id 25: the softmax scale folded into P's exp2 (fma(s, scale, -m)) and the row max, instead of multiplying every
+// score; m starts at the finite FT_M_NONE so exp2 needs no -inf guard.
+layout(constant_id = 25) const uint FOLD_SCALE = 0;
+// id 26 (with id 24; implies id 25): lazy rescaling. m, l and O are rescaled only when some row's max grew by more than
+// LAZY_LOG2 since the last rescale (a workgroup-wide max); otherwise P = exp2(s - stale m) <= 2^LAZY_LOG2, which f16 P
+// and f32 l/O carry exactly as well as P <= 1 (O / l is unchanged).
+layout(constant_id = 26) const uint LAZY_RESCALE = 0;
 
 const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
 const uint D = HEAD_DIM;
 const bool STAGED = DTYPE != FT_DTYPE_F16 || STAGE_F16 != 0u;  // bf16: through shared memory, converted to f16
+const uint NW = NARROW != 0u ? NARROW : BN;                     // columns of the narrow row-value matrices
+const bool LAZY = LAZY_RESCALE != 0u && NARROW != 0u;
+const bool FOLD = FOLD_SCALE != 0u || LAZY;
+const float LAZY_LOG2 = 8.0;
+#define FT_M_NONE uintBitsToFloat(0xfeffffffu)  // -FLT_MAX/2: m of a row that saw no key yet (FOLD)
 const uint D8 = D / 8u;
 const uint KS4 = (D + 8u) / 4u;              // staged tile row stride in f16vec4
 shared f16vec4 sh_kv[STAGED ? BN * KS4 : 1u];  // K, then V, of the current tile
 shared f16vec4 sh_q[STAGED ? BM * KS4 : 1u];
 
 #define ACC(r, c) coopmat<float, gl_ScopeWorkgroup, r, c, gl_MatrixUseAccumulator>
+#define Q_A coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseA>
+#define K_T coopmat<float16_t, gl_ScopeWorkgroup, D, BN, gl_MatrixUseB>
+#define V_B coopmat<float16_t, gl_ScopeWorkgroup, BN, D, gl_MatrixUseB>
+#define P_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>
 
 float max_op(const in float a, const in float b) { return max(a, b); }
 float add_op(const in float a, const in float b) { return a + b; }
@@ -55,14 +84,24 @@ float mask_op(const in uint r, const in uint c, const in float s, const in uint 
   bool out_ = key >= kv_end || (CAUSAL != 0u && int(key) > int(r) + diag);
   return out_ ? FT_NEG_INF : s;
 }
-// exp2(s - m), with rows that saw no key yet (m = -inf) using 0 so that everything stays 0.
+// P = exp2(s - m). Unfolded: s is already scaled, and rows that saw no key yet (m = -inf) use 0 so that everything
+// stays 0. Folded: s is raw, m finite (FT_M_NONE at worst), and masked s = -inf gives 0.
 float exp_op(const in uint r, const in uint c, const in float s, const in float m) {
+  if (FOLD) return exp2(fma(s, pc.scale_log2, -m));
   return exp2(s - (m == FT_NEG_INF ? 0.0 : m));
+}
+// Rescale factor exp2(m_old - m_new) (m_new = -inf only while m_old is -inf too: unfolded).
+float alpha_op(const in uint r, const in uint c, const in float m_old, const in float m_new) {
+  if (FOLD) return exp2(m_old - m_new);
+  return exp2(m_old - (m_new == FT_NEG_INF ? 0.0 : m_new));
 }
 float max2_op(const in uint r, const in uint c, const in float a, const in float b) { return max(a, b); }
 float inv_op(const in uint r, const in uint c, const in float l) { return l > 0.0 ? 1.0 / l : 0.0; }
 
 uint b, h, hk, m0, split;
+uint kv_end;      // keys >= kv_end are out of this workgroup's range (ragged end, causal limit, split end)
+int diag;         // m0 + Sk - Sq: row r sees keys <= r + diag (causal)
+uint k_base, v_base;
 
 // Per-element stores (bf16 output, split-KV records): row r of the tile, column c of the head dim.
 float store_o_op(const in uint r, const in uint c, const in float o, const in uint unused) {
@@ -112,6 +151,148 @@ void stage_kv(uint n0, bool is_v) {
   }
 }
 
+// ---- load_kv_tile (tensor loads) ----
+// How a K/V tile loads (id 23): an unaligned call or id 23 off, a full tile of an aligned call, its ragged last tile.
+const uint KV_PLAIN = 0u, KV_ALIGNED_FULL = 1u, KV_ALIGNED_RAGGED = 2u;
+// KV_PLAIN: clamped (keys >= Sk read 0), or, with id 21, unclamped on full tiles. Aligned calls: the base and stride
+// visibly multiples of 8 elements; full tiles unclamped when id 23 is 1.
+void load_k(out K_T k_t, const uint n0, const uint mode) {
+  tensorViewNV<2, false, 1, 0> view_t = createTensorViewNV(2, false, 1, 0);
+  if (mode == KV_ALIGNED_FULL && ALIGNED_LOADS == 1u) {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.k_ss & ~7u, 1);
+    coopMatLoadTensorNV(k_t, k_data, k_base & ~7u, sliceTensorLayoutNV(t, n0, BN, 0, D), view_t);
+  } else if (mode != KV_PLAIN) {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.k_ss & ~7u, 1);
+    coopMatLoadTensorNV(k_t, k_data, k_base & ~7u, sliceTensorLayoutNV(t, n0, BN, 0, D), view_t);
+  } else if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.k_ss, 1);
+    coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(t, n0, BN, 0, D), view_t);
+  } else {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.k_ss, 1);
+    coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(t, n0, BN, 0, D), view_t);
+  }
+}
+void load_v(out V_B v_b, const uint n0, const uint mode) {
+  if (mode == KV_ALIGNED_FULL && ALIGNED_LOADS == 1u) {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.v_ss & ~7u, 1);
+    coopMatLoadTensorNV(v_b, v_data, v_base & ~7u, sliceTensorLayoutNV(t, n0, BN, 0, D));
+  } else if (mode != KV_PLAIN) {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.v_ss & ~7u, 1);
+    coopMatLoadTensorNV(v_b, v_data, v_base & ~7u, sliceTensorLayoutNV(t, n0, BN, 0, D));
+  } else if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.v_ss, 1);
+    coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(t, n0, BN, 0, D));
+  } else {
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
+    t = setTensorLayoutStrideNV(t, pc.v_ss, 1);
+    coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(t, n0, BN, 0, D));
+  }
+}
+
+// One KV tile: scores, online softmax, O update. l_w/m_w (BM x BN) are used when NARROW is 0, l_n/m_n (BM x NW)
+// otherwise; the unused pair is dead code.
+void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(BM, D) o, inout ACC(BM, BN) l_w,
+                 inout ACC(BM, BN) m_w, inout ACC(BM, NW) l_n, inout ACC(BM, NW) m_n) {
+  // ---- load_kv_tile + compute_scores ----
+  K_T k_t;
+  V_B v_b;
+  if (STAGED) {
+    barrier();  // the previous tile's V is in registers
+    stage_kv(n0, false);
+    barrier();
+    coopMatLoad(k_t, sh_kv, 0, KS4, gl_CooperativeMatrixLayoutColumnMajor);
+    barrier();
+    stage_kv(n0, true);
+    barrier();
+    coopMatLoad(v_b, sh_kv, 0, KS4, gl_CooperativeMatrixLayoutRowMajor);
+  } else {
+    load_k(k_t, n0, kv_mode);
+  }
+  ACC(BM, BN) s = ACC(BM, BN)(0.0);
+  s = coopMatMulAdd(q_a, k_t, s);
+  if (!FOLD) s *= pc.scale_log2;
+  if (n0 + BN > kv_end || (CAUSAL != 0u && int(n0 + BN - 1u) > diag)) {
+    coopMatPerElementNV(s, s, mask_op, n0, kv_end, diag);
+  }
+
+  // ---- online_softmax ----
+  P_A p_a;
+  if (NARROW == 0u) {
+    ACC(BM, BN) rowmax, m_new, p, alpha;
+    coopMatReduceNV(rowmax, s, gl_CooperativeMatrixReduceRowNV, max_op);
+    if (FOLD) rowmax *= pc.scale_log2;  // max(s) * scale = max(s * scale): rounding is monotonic
+    coopMatPerElementNV(m_new, rowmax, max2_op, m_w);
+    coopMatPerElementNV(p, s, exp_op, m_new);
+    coopMatPerElementNV(alpha, m_w, alpha_op, m_new);
+    m_w = m_new;
+    p_a = P_A(p);
+    const coopmat<float16_t, gl_ScopeWorkgroup, BN, BN, gl_MatrixUseB> ones =
+        coopmat<float16_t, gl_ScopeWorkgroup, BN, BN, gl_MatrixUseB>(1.0);
+    ACC(BM, BN) rowsum = ACC(BM, BN)(0.0);
+    rowsum = coopMatMulAdd(p_a, ones, rowsum);  // row sums of the f16 P that multiplies V
+    l_w = alpha * l_w + rowsum;
+    if (!STAGED) load_v(v_b, n0, kv_mode);
+    ACC(BM, D) alpha_d;
+    coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
+    o *= alpha_d;
+  } else {
+    // Row values as BM x NW matrices; a row reduction may produce any number of columns (GLSL_NV_cooperative_matrix2).
+    ACC(BM, NW) rowmax, m_new, alpha;
+    coopMatReduceNV(rowmax, s, gl_CooperativeMatrixReduceRowNV, max_op);
+    if (FOLD) rowmax *= pc.scale_log2;
+    coopMatPerElementNV(m_new, rowmax, max2_op, m_n);
+    bool rescale = true;
+    if (LAZY) {
+      // Every element of the whole-matrix max holds the same value, so the branch is uniform.
+      ACC(BM, NW) grow = m_new - m_n;
+      ACC(BM, NW) grow_max;
+      coopMatReduceNV(grow_max, grow, gl_CooperativeMatrixReduceRowAndColumnNV, max_op);
+      rescale = grow_max[0] > LAZY_LOG2;
+    }
+    if (rescale) {
+      coopMatPerElementNV(alpha, m_n, alpha_op, m_new);
+      m_n = m_new;
+    }
+    ACC(BM, BN) m_wide, p;
+    coopMatReduceNV(m_wide, m_n, gl_CooperativeMatrixReduceRowNV, smear_op);
+    coopMatPerElementNV(p, s, exp_op, m_wide);
+    p_a = P_A(p);
+    const coopmat<float16_t, gl_ScopeWorkgroup, BN, NW, gl_MatrixUseB> ones =
+        coopmat<float16_t, gl_ScopeWorkgroup, BN, NW, gl_MatrixUseB>(1.0);
+    ACC(BM, NW) rowsum = ACC(BM, NW)(0.0);
+    rowsum = coopMatMulAdd(p_a, ones, rowsum);
+    if (rescale) {
+      l_n = alpha * l_n + rowsum;
+    } else {
+      l_n += rowsum;
+    }
+    if (!STAGED) load_v(v_b, n0, kv_mode);
+    if (rescale) {
+      ACC(BM, D) alpha_d;
+      coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
+      o *= alpha_d;
+    }
+  }
+
+  // ---- accumulate_pv ----
+  o = coopMatMulAdd(p_a, v_b, o);
+}
+
 void main() {
   b = gl_WorkGroupID.z;
   h = gl_WorkGroupID.y;
@@ -121,107 +302,70 @@ void main() {
   in_vec = ((pc.q_off | pc.q_sb | pc.q_ss | pc.q_sh | pc.k_off | pc.k_sb | pc.k_ss | pc.k_sh | pc.v_off | pc.v_sb |
              pc.v_ss | pc.v_sh) & 7u) == 0u;
 
-  uint kv_begin, kv_end;
+  uint kv_begin;
   ft_split_range(split, kv_begin, kv_end);
-  const int diag = int(m0) + int(pc.Sk) - int(pc.Sq);
+  diag = int(m0) + int(pc.Sk) - int(pc.Sq);
   if (CAUSAL != 0u) {
     int lim = int(min(m0 + BM, pc.Sq)) - 1 + int(pc.Sk) - int(pc.Sq) + 1;
     kv_end = uint(clamp(lim, int(kv_begin), int(kv_end)));
   }
+  k_base = ft_k_base(b, 0u, hk);
+  v_base = ft_v_base(b, 0u, hk);
 
   // ---- load_q: rows past Sq read 0 (clamped layout) ----
-  tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_q = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
-  tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_k = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
-  tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_v = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
-  tl_q = setTensorLayoutDimensionNV(tl_q, pc.Sq, D);
-  tl_k = setTensorLayoutDimensionNV(tl_k, pc.Sk, D);
-  tl_v = setTensorLayoutDimensionNV(tl_v, pc.Sk, D);
-  tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss, 1);
-  tl_k = setTensorLayoutStrideNV(tl_k, pc.k_ss, 1);
-  tl_v = setTensorLayoutStrideNV(tl_v, pc.v_ss, 1);
-  // Full tiles need no bounds checks: unclamped layouts over the same tensors (the ragged last tile uses tl_k/tl_v).
-  tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> tl_ku = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
-  tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> tl_vu = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
-  tl_ku = setTensorLayoutDimensionNV(tl_ku, pc.Sk, D);
-  tl_vu = setTensorLayoutDimensionNV(tl_vu, pc.Sk, D);
-  tl_ku = setTensorLayoutStrideNV(tl_ku, pc.k_ss, 1);
-  tl_vu = setTensorLayoutStrideNV(tl_vu, pc.v_ss, 1);
-  tensorViewNV<2, false, 1, 0> view_t = createTensorViewNV(2, false, 1, 0);
-  const uint q_base = ft_q_base(b, 0u, h), k_base = ft_k_base(b, 0u, hk), v_base = ft_v_base(b, 0u, hk);
-
-  coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseA> q_a;
+  Q_A q_a;
   if (STAGED) {
     stage_q();
     barrier();
     coopMatLoad(q_a, sh_q, 0, KS4, gl_CooperativeMatrixLayoutRowMajor);
   } else {
-    coopMatLoadTensorNV(q_a, q_data, q_base, sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
+    const bool hint = ALIGNED_LOADS != 0u && in_vec;  // id 23: alignment visible (x & ~7 is a no-op when in_vec)
+    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_q = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+    tl_q = setTensorLayoutDimensionNV(tl_q, pc.Sq, D);
+    if (hint) {
+      tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss & ~7u, 1);
+      coopMatLoadTensorNV(q_a, q_data, ft_q_base(b, 0u, h) & ~7u, sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
+    } else {
+      tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss, 1);
+      coopMatLoadTensorNV(q_a, q_data, ft_q_base(b, 0u, h), sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
+    }
   }
 
+  const float m_init = FOLD ? FT_M_NONE : FT_NEG_INF;
   ACC(BM, D) o = ACC(BM, D)(0.0);
-  ACC(BM, BN) l = ACC(BM, BN)(0.0);
-  ACC(BM, BN) m = ACC(BM, BN)(FT_NEG_INF);
-  const coopmat<float16_t, gl_ScopeWorkgroup, BN, BN, gl_MatrixUseB> ones =
-      coopmat<float16_t, gl_ScopeWorkgroup, BN, BN, gl_MatrixUseB>(1.0);
+  ACC(BM, BN) l_w = ACC(BM, BN)(0.0);
+  ACC(BM, BN) m_w = ACC(BM, BN)(m_init);
+  ACC(BM, NW) l_n = ACC(BM, NW)(0.0);
+  ACC(BM, NW) m_n = ACC(BM, NW)(m_init);
 
-  [[dont_unroll]] for (uint n0 = kv_begin; n0 < kv_end; n0 += BN) {
-    // ---- load_kv_tile + compute_scores ----
-    coopmat<float16_t, gl_ScopeWorkgroup, D, BN, gl_MatrixUseB> k_t;
-    coopmat<float16_t, gl_ScopeWorkgroup, BN, D, gl_MatrixUseB> v_b;
-    if (STAGED) {
-      barrier();  // the previous tile's V is in registers
-      stage_kv(n0, false);
-      barrier();
-      coopMatLoad(k_t, sh_kv, 0, KS4, gl_CooperativeMatrixLayoutColumnMajor);
-      barrier();
-      stage_kv(n0, true);
-      barrier();
-      coopMatLoad(v_b, sh_kv, 0, KS4, gl_CooperativeMatrixLayoutRowMajor);
-    } else if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
-      coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(tl_ku, n0, BN, 0, D), view_t);
-    } else {
-      coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(tl_k, n0, BN, 0, D), view_t);
+  if (ALIGNED_LOADS != 0u && !STAGED && in_vec) {
+    // Full tiles (n0 + BN <= Sk), then at most one ragged tile, peeled. kv_begin and Sk / BN * BN are multiples of
+    // BN, so every tile before full_end is full.
+    const uint full_end = max(kv_begin, min(kv_end, pc.Sk / BN * BN));
+    uint n0 = kv_begin;
+    [[dont_unroll]] for (; n0 < full_end; n0 += BN) {
+      attend_tile(n0, KV_ALIGNED_FULL, q_a, o, l_w, m_w, l_n, m_n);
     }
-    ACC(BM, BN) s = ACC(BM, BN)(0.0);
-    s = coopMatMulAdd(q_a, k_t, s);
-    s *= pc.scale_log2;
-    if (n0 + BN > kv_end || (CAUSAL != 0u && int(n0 + BN - 1u) > diag)) {
-      coopMatPerElementNV(s, s, mask_op, n0, kv_end, diag);
+    if (n0 < kv_end) attend_tile(n0, KV_ALIGNED_RAGGED, q_a, o, l_w, m_w, l_n, m_n);
+  } else {
+    [[dont_unroll]] for (uint n0 = kv_begin; n0 < kv_end; n0 += BN) {
+      attend_tile(n0, KV_PLAIN, q_a, o, l_w, m_w, l_n, m_n);
     }
-
-    // ---- online_softmax ----
-    ACC(BM, BN) rowmax, m_new, p, alpha;
-    coopMatReduceNV(rowmax, s, gl_CooperativeMatrixReduceRowNV, max_op);
-    coopMatPerElementNV(m_new, rowmax, max2_op, m);
-    coopMatPerElementNV(p, s, exp_op, m_new);
-    coopMatPerElementNV(alpha, m, exp_op, m_new);
-    m = m_new;
-    coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA> p_a =
-        coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>(p);
-    ACC(BM, BN) rowsum = ACC(BM, BN)(0.0);
-    rowsum = coopMatMulAdd(p_a, ones, rowsum);  // row sums of the f16 P that multiplies V
-    l = alpha * l + rowsum;
-
-    // ---- accumulate_pv ----
-    if (!STAGED) {
-      if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
-        coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(tl_vu, n0, BN, 0, D));
-      } else {
-        coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(tl_v, n0, BN, 0, D));
-      }
-    }
-    ACC(BM, D) alpha_d;
-    coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
-    o *= alpha_d;
-    o = coopMatMulAdd(p_a, v_b, o);
   }
 
   // ---- store_output ----
-  coopMatPerElementNV(l, l, store_lse_op, m);
-  ACC(BM, BN) inv_l;
-  coopMatPerElementNV(inv_l, l, inv_op);
   ACC(BM, D) inv_d;
-  coopMatReduceNV(inv_d, inv_l, gl_CooperativeMatrixReduceRowNV, smear_op);
+  if (NARROW == 0u) {
+    coopMatPerElementNV(l_w, l_w, store_lse_op, m_w);
+    ACC(BM, BN) inv_l;
+    coopMatPerElementNV(inv_l, l_w, inv_op);
+    coopMatReduceNV(inv_d, inv_l, gl_CooperativeMatrixReduceRowNV, smear_op);
+  } else {
+    coopMatPerElementNV(l_n, l_n, store_lse_op, m_n);
+    ACC(BM, NW) inv_l;
+    coopMatPerElementNV(inv_l, l_n, inv_op);
+    coopMatReduceNV(inv_d, inv_l, gl_CooperativeMatrixReduceRowNV, smear_op);
+  }
   o *= inv_d;
   if (DTYPE == FT_DTYPE_F16 && pc.n_splits == 1u) {
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_o = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);

@@ -18,7 +18,7 @@
 // tile list, FLASHTILE_VKCM2_TILE="block_m,block_n,wg_size" the coopmat2 f16 tile, for every head dim where they are
 // valid; FLASHTILE_VKCM2_CLAMP=0 makes coopmat2's full K/V tiles load unclamped (slow on the H200's driver: see
 // below); FLASHTILE_VKCM2_STAGE=1 sends f16 through coopmat2's shared staging buffers like bf16 (H200: 40-80 TFLOP/s,
-// below the tensor loads).
+// below the tensor loads); FLASHTILE_VKCM2_OPT="opt[,opt...]" picks coopmat2's shader options (cm2_opt below).
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -36,6 +36,10 @@ constexpr std::uint32_t kSpecCmQInRegs = 19;
 constexpr std::uint32_t kSpecCmPrefetch = 20;
 constexpr std::uint32_t kSpecCm2Unclamped = 21;
 constexpr std::uint32_t kSpecCm2StageF16 = 22;
+constexpr std::uint32_t kSpecCm2AlignedLoads = 23;  // aligned calls: strides visibly aligned (1: full tiles unclamped)
+constexpr std::uint32_t kSpecCm2Narrow = 24;        // columns of the l/m/row-sum matrices (0: BLOCK_N)
+constexpr std::uint32_t kSpecCm2FoldScale = 25;     // softmax scale folded into exp2, finite initial m
+constexpr std::uint32_t kSpecCm2LazyRescale = 26;   // rescale O/l/m only when a row max grew by > 2^8 (needs 24)
 
 bool env_is(const char* name, char v) {
   const char* e = std::getenv(name);
@@ -101,12 +105,86 @@ std::vector<KhrTile> khr_tiles(std::uint32_t d) {
   // H200, 2026-11-29, d 256, S 16384, f16 (host clock): 4,16,1,0 110/121 TFLOP/s (full/causal), 4,32,1,0 94/137
   // (min; medians 77/43 under interference), 4,32,1,1 82/91, 2,32,0,0 59/59.
   if (d <= 128) return {{4, 64, 1, 1}, {4, 32, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
-  return {{4, 16, 1, 0}, {4, 32, 1, 0}, {2, 32, 0, 0}, {2, 16, 0, 0}, {1, 16, 0, 0}};
+  // GPU timestamps, 2026-11-29 second session (bench/results/2026-11-29_h200_session2), d 256, S 4096, f16:
+  // 4,32,1,0 135.7/130.3 (non-causal/causal), 4,16,1,0 116.9/106.4, 8,16,1,0 112.7/99.9, 2,16,0,0 75.6/68.7.
+  return {{4, 32, 1, 0}, {4, 16, 1, 0}, {2, 32, 0, 0}, {2, 16, 0, 0}, {1, 16, 0, 0}};
 }
 
 struct Cm2Tile {
   std::uint32_t block_m, block_n, wg;
 };
+
+// attn_coopmat2.comp's optional schemes (spec ids 23..26; see the shader).
+struct Cm2Opt {
+  std::uint32_t aligned = 0, narrow = 0, fold = 0, lazy = 0;
+};
+
+
+// Narrow row-value matrices: NVIDIA's workgroup-scope granularity is 16 at 128 invocations and 32 at 256 (llama.cpp
+// avoids 256 invocations for head dims not a multiple of 32 for this reason).
+std::uint32_t cm2_narrow_auto(const Cm2Tile& t) { return std::min(t.wg <= 128 ? 16u : 32u, t.block_n); }
+
+// FLASHTILE_VKCM2_OPT: comma-separated options replacing the default set: "none", "aligned" (id 23 = 1: aligned
+// calls load full K/V tiles unclamped with visibly aligned strides), "alignhint" (id 23 = 2: the same alignment shown,
+// every load clamped), "narrow" (id 24 at the granularity above) or "narrowN" (N columns, a multiple of 8 up to
+// block_n), "fold" (id 25), "lazy" (id 26; implies narrow and fold). Unknown words are reported once and ignored.
+std::uint32_t cm2_narrow_auto(const Cm2Tile& t);
+// Defaults per head dim, f16, from the H200 (bench/results/2026-11-29_h200_session2, 1 s warm-up, GPU timestamps):
+// d 64 aligned+narrow+fold 219/195/232/216 TFLOP/s (4k, 4k causal, 16k, 16k causal) vs 132/117/142/125 without;
+// d 128 narrow+fold 183/156/193/176 vs 174/150/181/167 (aligned was faster on 3 cells but 65.6 at 4k causal);
+// d 256 none (aligned 38/26 and narrow+fold 101/24 vs 102/92).
+Cm2Opt cm2_default_opt(std::uint32_t d, const Cm2Tile& t) {
+  Cm2Opt o;
+  if (d == 64) o.aligned = 1;
+  if (d <= 128) o.narrow = cm2_narrow_auto(t), o.fold = 1;
+  return o;
+}
+
+Cm2Opt cm2_opt(std::uint32_t d, const Cm2Tile& t) {
+  const char* env = std::getenv("FLASHTILE_VKCM2_OPT");
+  if (!env) return cm2_default_opt(d, t);
+  Cm2Opt o;
+  std::string s(env);
+  for (std::size_t pos = 0; pos <= s.size();) {
+    std::size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    const std::string w = s.substr(pos, end - pos);
+    pos = end + 1;
+    unsigned n = 0;
+    if (w.empty() || w == "none") {
+    } else if (w == "aligned") {
+      o.aligned = 1;
+    } else if (w == "alignhint") {
+      o.aligned = 2;
+    } else if (w == "narrow") {
+      o.narrow = cm2_narrow_auto(t);
+    } else if (std::sscanf(w.c_str(), "narrow%u", &n) == 1 && n && n % 8 == 0 && n <= t.block_n) {
+      o.narrow = n;
+    } else if (w == "fold") {
+      o.fold = 1;
+    } else if (w == "lazy") {
+      o.lazy = 1;
+    } else {
+      static bool warned = false;
+      if (!warned) std::fprintf(stderr, "flashtile: FLASHTILE_VKCM2_OPT: ignoring '%s'\n", w.c_str());
+      warned = true;
+    }
+  }
+  if (o.lazy) {
+    if (!o.narrow) o.narrow = cm2_narrow_auto(t);
+    o.fold = 1;
+  }
+  return o;
+}
+
+std::string cm2_opt_name(const Cm2Opt& o) {
+  std::string n;
+  if (o.aligned) n += o.aligned == 1 ? "_al" : "_ah";
+  if (o.narrow) n += "_nw" + std::to_string(o.narrow);
+  if (o.fold) n += "_fold";
+  if (o.lazy) n += "_lazy";
+  return n;
+}
 
 Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
   if (dt == DType::F16 && cm2_stage_f16()) {
@@ -189,7 +267,9 @@ std::vector<ShaderVariant> coopmat2_variants() {
       ShaderVariant v;
       v.path = Path::VulkanCoopmat2;
       const bool staged = dt != DType::F16 || cm2_stage_f16();
-      v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg);
+      const Cm2Opt opt = cm2_opt(d, t);
+      v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg) +
+                 cm2_opt_name(opt);
       v.spirv = "attn_coopmat2";
       v.wg_size = t.wg;
       v.block_m = t.block_m;
@@ -207,7 +287,23 @@ std::vector<ShaderVariant> coopmat2_variants() {
       // unclamped loads ran at 5-39 TFLOP/s on every d and length; the clamped ones were faster on 17 of 18 cells,
       // median 3.1x (d128 4k non-causal 162 vs 23).
       v.extra_spec = {{kSpecCm2Unclamped, env_is("FLASHTILE_VKCM2_CLAMP", '0') ? 1u : 0u},
-                      {kSpecCm2StageF16, staged ? 1u : 0u}};
+                      {kSpecCm2StageF16, staged ? 1u : 0u},
+                      {kSpecCm2AlignedLoads, opt.aligned},
+                      {kSpecCm2Narrow, opt.narrow},
+                      {kSpecCm2FoldScale, opt.fold},
+                      {kSpecCm2LazyRescale, opt.lazy}};
+      if (!staged) {
+        // Tensor-layout loads and stores need 16-byte aligned element offsets (GLSL_NV_cooperative_matrix2): every
+        // offset and stride a multiple of 8 elements. Other calls go to the next path with this reason.
+        v.call_check = [](const Caps&, const detail::AttnArgs& a) -> std::string {
+          for (const detail::TensorArg* x : {&a.q, &a.k, &a.v, &a.o}) {
+            if (x->buf.offset % 16 != 0) return "tensor loads need offsets that are multiples of 8 elements";
+            for (int i = 0; i < 3; ++i)
+              if (x->strides[i] % 8 != 0) return "tensor loads need strides that are multiples of 8 elements";
+          }
+          return "";
+        };
+      }
       const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
       v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
         if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";
