@@ -1,8 +1,10 @@
-// The portable path's variant table (shaders/attn_portable.comp) and the generic variant checks every path uses.
+// The portable path's variant table (shaders/attn_portable*.comp) and the generic variant checks every path uses.
 #include "kernels.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 namespace flashtile::vk {
@@ -43,6 +45,15 @@ std::string packed_access_reason(const detail::AttnArgs& a) {
   return "";
 }
 
+// Variants skipped on CPU devices unless FLASHTILE_VK_VARIANT picks variants (tests); packed ones also need even
+// offsets and strides.
+void gpu_only_unless_forced(ShaderVariant& v, bool packed, const char* why_cpu) {
+  v.device_check = [why_cpu](const Caps& caps) -> std::string {
+    return caps.software && !std::getenv("FLASHTILE_VK_VARIANT") ? why_cpu : "";
+  };
+  if (packed) v.call_check = [](const Caps&, const detail::AttnArgs& a) { return packed_access_reason(a); };
+}
+
 }  // namespace
 
 namespace {
@@ -79,13 +90,89 @@ ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
   v.split_kv = true;
   // On CPU devices (lavapipe) its large per-thread arrays make it slower than the tiled shader, and much slower to
   // compile; it still runs there when FLASHTILE_VK_VARIANT selects variants explicitly (tests).
-  v.device_check = [](const Caps& caps) -> std::string {
-    if (caps.software && !std::getenv("FLASHTILE_VK_VARIANT")) return "row shader skipped on CPU devices (slower there)";
-    return "";
-  };
-  if (s.packed) {
-    v.call_check = [](const Caps&, const detail::AttnArgs& a) { return packed_access_reason(a); };
+  gpu_only_unless_forced(v, s.packed, "row shader skipped on CPU devices (slower there)");
+  return v;
+}
+
+// attn_portable_tile.comp (register-blocked): per head dim, BLOCK_M x BLOCK_N tiles on wg threads; each thread
+// computes s_tm x s_tn scores (over head_dim / ds columns, ds = wg / ((bm / s_tm) * (bn / s_tn)) partial score
+// tiles) and keeps o_tm rows x (bm * d / (wg * o_tm)) columns of O in registers. Defaults fit 32 KB (lavapipe's
+// limit). Tuning without rebuilding: FLASHTILE_VKPT_TILE="[dim:]bm,bn,wg[,s_tm,s_tn,o_tm][;...]" replaces them for
+// that head dim (or every one where valid; an invalid entry naming a dim says why on stderr); the shared limit still
+// applies, so 48 KB tiles run on GPUs (a tile over it leaves that head dim to the row shader).
+struct TileConfig {
+  std::uint32_t dim, block_m, block_n, wg, s_tm, s_tn, o_tm;
+};
+const TileConfig kTileConfigs[] = {
+    {64, 64, 16, 64, 4, 4, 4},   // 26.8 KB; S 4x4 (ds 1), O 4x16
+    {128, 32, 16, 64, 4, 4, 4},  // 30.1 KB; S 4x4 (ds 2), O 4x16
+    {256, 16, 8, 64, 4, 4, 4},   // 30.7 KB; S 4x4 (ds 8), O 4x16
+};
+// Specialization-constant ids of the tile shader (vk-core's range 7..15; attn_portable_tile.comp's constant_ids).
+enum TileSpecId : std::uint32_t { kSpecTileSTm = 7, kSpecTileSTn = 8, kSpecTileOTm = 9 };
+
+std::uint32_t tile_shared_bytes(const TileConfig& c) {
+  const std::uint32_t qs = c.dim / 4 + 1, ds = c.wg / ((c.block_m / c.s_tm) * (c.block_n / c.s_tn));
+  return 16 * (c.block_m + c.block_n) * qs + 16 * ds * c.block_m * (c.block_n / 4 + 1) + 4 * c.wg + 4 * c.block_m;
+}
+
+// The shader's divisibility rules; "" when `c` is valid.
+std::string tile_config_reason(const TileConfig& c) {
+  const std::uint32_t d4 = c.dim / 4;
+  auto div = [](std::uint32_t a, std::uint32_t b) { return b != 0 && a % b == 0; };
+  if (!c.block_m || !c.block_n || !c.wg || !c.s_tm || !c.s_tn || !c.o_tm) return "zero in tile config";
+  if (!div(c.block_m, c.s_tm) || !div(c.block_n, c.s_tn) || !div(c.block_m, c.o_tm)) return "micro-tile must divide the tile";
+  const std::uint32_t group = (c.block_m / c.s_tm) * (c.block_n / c.s_tn);
+  if (!div(c.wg, group) || !div(d4, c.wg / group)) return "wg / score groups must divide head_dim / 4";
+  const std::uint32_t org = c.block_m / c.o_tm;
+  if (!div(c.wg, org) || !div(d4, c.wg / org)) return "wg / output row groups must divide head_dim / 4";
+  if (!div(c.wg, c.block_m) || !div(c.block_n, c.wg / c.block_m)) return "wg / block_m must divide block_n";
+  if (!div(c.block_n, 4) || !div(c.block_n * d4, c.wg)) return "block_n must be a multiple of 4 and of wg * 4 / head_dim";
+  return "";
+}
+
+std::vector<TileConfig> tile_configs() {
+  std::vector<TileConfig> out(std::begin(kTileConfigs), std::end(kTileConfigs));
+  const char* env = std::getenv("FLASHTILE_VKPT_TILE");
+  // Entries separated by ';', each "[dim:]bm,bn,wg[,s_tm,s_tn,o_tm]"; without "dim:" it applies to every head dim.
+  for (std::string rest = env ? env : ""; !rest.empty();) {
+    const std::size_t semi = rest.find(';');
+    std::string item = rest.substr(0, semi);
+    rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
+    unsigned dim = 0, bm = 0, bn = 0, wg = 0, stm = 4, stn = 4, otm = 4;
+    if (const std::size_t colon = item.find(':'); colon != std::string::npos) {
+      dim = static_cast<unsigned>(std::strtoul(item.c_str(), nullptr, 10));
+      item = item.substr(colon + 1);
+    }
+    if (std::sscanf(item.c_str(), "%u,%u,%u,%u,%u,%u", &bm, &bn, &wg, &stm, &stn, &otm) < 3) continue;
+    for (TileConfig& c : out) {
+      const TileConfig e{c.dim, bm, bn, wg, stm, stn, otm};
+      const std::string why = tile_config_reason(e);
+      if ((dim == 0 || dim == c.dim) && why.empty()) c = e;
+      if (dim == c.dim && !why.empty())  // a tuning knob: say why the named head dim keeps its default
+        std::fprintf(stderr, "flashtile: FLASHTILE_VKPT_TILE entry '%s' ignored for head dim %u: %s\n",
+                     item.c_str(), dim, why.c_str());
+    }
   }
+  return out;
+}
+
+ShaderVariant make_tile_variant(const TileConfig& c, const StorageMode& s) {
+  ShaderVariant v;
+  v.path = Path::VulkanPortable;
+  v.kernel = std::string("vk_portable_tile_") + s.suffix;
+  v.spirv = std::string("attn_portable_tile_") + s.suffix;
+  v.wg_size = c.wg;
+  v.block_m = c.block_m;
+  v.block_n = c.block_n;
+  v.head_dims = {c.dim};
+  v.dtypes = s.dtypes;
+  v.shared_bytes = tile_shared_bytes(c);
+  v.needs_16bit_storage = s.needs16;
+  v.split_kv = true;
+  v.extra_spec = {{kSpecTileSTm, c.s_tm}, {kSpecTileSTn, c.s_tn}, {kSpecTileOTm, c.o_tm}};
+  // Like the row shader: on CPU devices (lavapipe) the tiled shader is the default (CI time); tests force this one.
+  gpu_only_unless_forced(v, s.packed, "tile shader skipped on CPU devices (CI time)");
   return v;
 }
 
@@ -123,12 +210,17 @@ std::vector<ShaderVariant> portable_variants() {
                                   {"pk", {DType::F16, DType::BF16}, false, true},
                                   {"f32", {DType::F32}, false, false}};
   std::vector<ShaderVariant> out;
-  // Fastest first: decode tiles for the calls they take, then the row shader (head dims 64/128/256), then the
-  // tiled shader for every head dim: subgroup row reductions before shared-memory ones, wide tiles before 32 KB
-  // ones; per storage mode.
+  // Fastest first: decode tiles for the calls they take, then the register-blocked tile shader and the row shader
+  // (head dims 64/128/256), then the tiled shader for every head dim: subgroup row reductions before shared-memory
+  // ones, wide tiles before 32 KB ones; per storage mode.
   for (const bool sg : {true, false})
     for (const PortableTile& t : kDecodeTiles)
       for (const StorageMode& s : storages) out.push_back(make_variant(t, s, sg));
+  // Register-blocked tiles: packed uint loads first (half the load instructions of 16-bit ones; odd layouts fall
+  // through to s16).
+  const StorageMode tile_storages[] = {storages[1], storages[0], storages[2]};
+  for (const TileConfig& c : tile_configs())
+    for (const StorageMode& s : tile_storages) out.push_back(make_tile_variant(c, s));
   for (const RowTile& t : kRowTiles)
     for (const StorageMode& s : storages) out.push_back(make_row_variant(t, s));
   for (const bool sg : {true, false})
