@@ -31,16 +31,6 @@ namespace flashtile::vk {
 
 namespace {
 
-// vk-coopmat's specialization constants past the shape ids (shader_abi.hpp reserves 16 and up for coopmat).
-constexpr std::uint32_t kSpecCmQInRegs = 19;
-constexpr std::uint32_t kSpecCmPrefetch = 20;
-constexpr std::uint32_t kSpecCm2Unclamped = 21;
-constexpr std::uint32_t kSpecCm2StageF16 = 22;
-constexpr std::uint32_t kSpecCm2AlignedLoads = 23;  // aligned calls: strides visibly aligned (1: full tiles unclamped)
-constexpr std::uint32_t kSpecCm2Narrow = 24;        // columns of the l/m/row-sum matrices (0: BLOCK_N)
-constexpr std::uint32_t kSpecCm2FoldScale = 25;     // softmax scale folded into exp2, finite initial m
-constexpr std::uint32_t kSpecCm2LazyRescale = 26;   // rescale O/l/m only when a row max grew by > 2^8 (needs 24)
-
 bool env_is(const char* name, char v) {
   const char* e = std::getenv(name);
   return e && e[0] == v && e[1] == 0;

@@ -108,8 +108,6 @@ const TileConfig kTileConfigs[] = {
     {128, 32, 16, 64, 4, 4, 4},  // 30.1 KB; S 4x4 (ds 2), O 4x16
     {256, 16, 8, 64, 4, 4, 4},   // 30.7 KB; S 4x4 (ds 8), O 4x16
 };
-// Specialization-constant ids of the tile shader (vk-core's range 7..15; attn_portable_tile.comp's constant_ids).
-enum TileSpecId : std::uint32_t { kSpecTileSTm = 7, kSpecTileSTn = 8, kSpecTileOTm = 9 };
 
 std::uint32_t tile_shared_bytes(const TileConfig& c) {
   const std::uint32_t qs = c.dim / 4 + 1, ds = c.wg / ((c.block_m / c.s_tm) * (c.block_n / c.s_tn));

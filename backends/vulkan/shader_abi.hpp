@@ -27,11 +27,22 @@ enum SpecId : std::uint32_t {
   kSpecBlockN = 4,       // keys per inner tile
   kSpecWgSize = 5,       // local_size_x_id = 5
   kSpecSubgroupSize = 6,
-  // 7..15: vk-core's future additions.
-  // ---- 16 and up: coopmat shapes (vk-coopmat appends here) ----
+  // 7..15: portable shaders.
+  kSpecTileSTm = 7,  // attn_portable_tile.comp: score rows per thread
+  kSpecTileSTn = 8,  //   score columns (keys) per thread
+  kSpecTileOTm = 9,  //   output rows per thread
+  // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,
   kSpecCmK = 18,
+  kSpecCmQInRegs = 19,        // attn_coopmat.comp: Q as use-A fragments in registers
+  kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers
+  kSpecCm2Unclamped = 21,     // attn_coopmat2.comp: full K/V tiles through unclamped layouts
+  kSpecCm2StageF16 = 22,      //   f16 through the shared staging buffers like bf16
+  kSpecCm2AlignedLoads = 23,  //   aligned calls: strides visibly aligned (1: full tiles unclamped, 2: hint only)
+  kSpecCm2Narrow = 24,        //   columns of the l / m / row-sum matrices (0: BLOCK_N)
+  kSpecCm2FoldScale = 25,     //   softmax scale folded into exp2, finite initial max
+  kSpecCm2LazyRescale = 26,   //   rescale O / l / m only when a row max grew by more than 2^8 (needs 24)
 };
 
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
