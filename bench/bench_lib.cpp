@@ -59,6 +59,7 @@ struct Args {
   bool grid = true, quick = false, lse = false, check = true;
   std::vector<cases::Case> shapes;
   int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
+  double warmup_ms = 200;                 // and at least this long (GPU clocks ramp up; Vulkan idles them)
   std::string csv, json;
 };
 
@@ -74,7 +75,8 @@ void usage(std::FILE* f) {
       "  --causal 0|1          only non-causal or causal (default both)\n"
       "  --shape B,Sq,Sk,Hq,Hkv,D[,causal]  an extra case (repeatable), in each --dtype: GQA, batch-1 long context\n"
       "  --no-grid             only the --shape cases;  --quick  the grid at seqlen 1024 and 8192 only\n"
-      "  --warmup N (5)  --iters N (30): median of N timed calls;  --sets N: input sets rotated (default: enough\n"
+      "  --warmup N (5)  --warmup-ms T (200): at least N calls and T ms before timing\n"
+      "  --iters N (30): median of N timed calls;  --sets N: input sets rotated (default: enough\n"
       "                        to move 512 MiB per rotation, 2..16)\n"
       "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
       "  --csv FILE  --json FILE   write the results\n",
@@ -154,6 +156,8 @@ Args parse_args(int argc, char** argv) {
       a.check = false;
     } else if (o == "--warmup") {
       a.warmup = static_cast<int>(parse_int(value(i), "--warmup"));
+    } else if (o == "--warmup-ms") {
+      a.warmup_ms = static_cast<double>(parse_int(value(i), "--warmup-ms"));
     } else if (o == "--iters") {
       a.iters = static_cast<int>(parse_int(value(i), "--iters"));
     } else if (o == "--sets") {
@@ -490,10 +494,17 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
         out.upload(nan.data(), bytes);
       }
     }
-    for (int i = 0; i < a.warmup; ++i) {
+    // Warm up by count and by time: GPU clocks ramp up after an idle gap. With one warm-up call, the H200's Vulkan
+    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_final).
+    const auto w0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < a.warmup || (i < 10000 && std::chrono::duration<double, std::milli>(
+                                                      std::chrono::steady_clock::now() - w0).count() < a.warmup_ms);
+         ++i) {
       const InputSet& s = in[static_cast<std::size_t>(i % sets)];
       attention_forward(s.q, s.k, s.v, out, lse_ptr, opt);
+      if (i % 8 == 7) dev.sync();
     }
+    dev.sync();
     timer.collect();
     std::vector<double> times;
     for (int i = 0; i < a.iters; ++i) {
@@ -511,6 +522,12 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     auto t = timer.collect();
     times.insert(times.end(), t.begin(), t.end());
     dev.sync();
+    if (const char* e = std::getenv("FT_BENCH_TIMES"); e && *e == '1') {  // every call's time, in order (diagnosis)
+      std::string line = "times_ms " + r.path + " d" + std::to_string(c.head_dim) + " S" + std::to_string(c.seqlen_q) +
+                         (c.causal ? " causal:" : ":");
+      for (double t : times) line += fmt(" %.3f", t);
+      std::puts(line.c_str());
+    }
     std::sort(times.begin(), times.end());
     if (times.empty()) throw Error(ErrorCode::BackendFailure, "no timings collected");
     const std::size_t n = times.size();

@@ -5,7 +5,7 @@
 # Usage, from the repository root there:  bash bench/device_run.sh [--quick] [BUNDLE_DIR]
 #   BUNDLE_DIR: the carried folder holding libflashtile.so and the executables (default .bundle, else build).
 #   --quick: reduced grid (bench --quick, peers --quick) for smoke tests.
-# Environment: FT_SKIP_TESTS=1, FT_SKIP_BENCH=1, FT_SKIP_PEERS=1 skip a step; FT_BENCH_ARGS / FT_PEERS_ARGS add
+# Environment: FT_SKIP_TESTS=1, FT_SKIP_BENCH=1, FT_SKIP_PEERS=1, FT_SKIP_PYTHON=1 skip a step; FT_BENCH_ARGS / FT_PEERS_ARGS add
 # arguments; FT_TEST_TIMEOUT / FT_BENCH_TIMEOUT / FT_PEERS_TIMEOUT bound each step in seconds.
 set -u
 quick=0
@@ -82,7 +82,7 @@ if [ "${FT_SKIP_TESTS:-0}" != 1 ]; then
     if [ -n "$t" ]; then
       echo "== $t"; timeout 120 "$t" || echo "FAILED: flashtile_c_api_test rc=$?"
     fi
-    if [ -n "$lib" ]; then
+    if [ -n "$lib" ] && [ "${FT_SKIP_PYTHON:-0}" != 1 ]; then
       echo "== python binding tests (torch CUDA tests included here)"
       timeout 300 python3 -m unittest discover -s tests/python -p 'test_*.py' -v || echo "FAILED: python tests rc=$?"
     fi
