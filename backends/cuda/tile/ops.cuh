@@ -362,7 +362,8 @@ __device__ __forceinline__ void load_async(st<T, R, C>& s, const T* g, std::int6
 
 // --------------------------------------------------------------------------------------------- regs -> memory
 // Rows >= valid_rows are not written; f(i, k, x) maps each register pair (row block i, pair k) before the store.
-template <typename TG, typename T, int R, int C, typename F>
+// kPacked: one store per pair (g and row_stride must keep pairs aligned), else one per element.
+template <bool kPacked = true, typename TG, typename T, int R, int C, typename F>
 __device__ __forceinline__ void store_map(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows, F f) {
   const int lane = lane_id();
 #pragma unroll
@@ -373,9 +374,16 @@ __device__ __forceinline__ void store_map(TG* g, std::int64_t row_stride, const 
       for (int k = 0; k < 4; ++k) {
         const coord c = rt_coords(lane, k);
         const int r = 16 * i + c.row;
-        if (r < valid_rows)
-          *reinterpret_cast<packed_t<TG>*>(g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col) =
-              from_float2<TG>(f(i, k, to_float2(t.v[i][j][k])));
+        if (r < valid_rows) {
+          const packed_t<TG> v = from_float2<TG>(f(i, k, to_float2(t.v[i][j][k])));
+          TG* dst = g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col;
+          if constexpr (kPacked) {
+            *reinterpret_cast<packed_t<TG>*>(dst) = v;
+          } else {
+            dst[0] = v.x;
+            dst[1] = v.y;
+          }
+        }
       }
 }
 template <typename TG, typename T, int R, int C>

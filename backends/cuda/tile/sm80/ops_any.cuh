@@ -45,24 +45,9 @@ __device__ __forceinline__ void store_rows(TG* g, std::int64_t row_stride, const
   static_assert(is_16bit_v<TG>, "store_rows writes 16-bit elements");
   if (aligned4) {
     store(g, row_stride, t, valid_rows);
-    return;
+  } else {
+    store_map<false>(g, row_stride, t, valid_rows, [](int, int, float2 x) { return x; });
   }
-  const int lane = lane_id();
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const coord c = rt_coords(lane, k);
-        const int r = 16 * i + c.row;
-        if (r < valid_rows) {
-          const packed_t<TG> v = from_float2<TG>(to_float2(t.v[i][j][k]));
-          TG* dst = g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col;
-          dst[0] = v.x;
-          dst[1] = v.y;
-        }
-      }
 }
 
 }  // namespace flashtile::tile::sm80
