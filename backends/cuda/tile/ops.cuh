@@ -33,12 +33,7 @@ namespace flashtile::tile {
 // ---------------------------------------------------------------------------------------------------- elementwise
 template <typename RT>
 __device__ __forceinline__ void fill(RT& d, float x) {
-#pragma unroll
-  for (int i = 0; i < RT::height; ++i)
-#pragma unroll
-    for (int j = 0; j < RT::width; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d.v[i][j][k] = from_float2<typename RT::dtype>(make_float2(x, x));
+  each<RT>([&](int i, int j, int k) { d.v[i][j][k] = from_float2<typename RT::dtype>(make_float2(x, x)); });
 }
 template <typename RT>
 __device__ __forceinline__ void zero(RT& d) {
@@ -47,22 +42,13 @@ __device__ __forceinline__ void zero(RT& d) {
 
 template <typename TD, typename TS, int R, int C, layout L>
 __device__ __forceinline__ void copy(rt<TD, R, C, L>& d, const rt<TS, R, C, L>& s) {
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d.v[i][j][k] = from_float2<TD>(to_float2(s.v[i][j][k]));
+  each<rt<TD, R, C, L>>([&](int i, int j, int k) { d.v[i][j][k] = from_float2<TD>(to_float2(s.v[i][j][k])); });
 }
 
 template <int R, int C, layout L>
 __device__ __forceinline__ void mul(rt_fl<R, C, L>& d, const rt_fl<R, C, L>& s, float x) {
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d.v[i][j][k] = make_float2(s.v[i][j][k].x * x, s.v[i][j][k].y * x);
+  each<rt_fl<R, C, L>>(
+      [&](int i, int j, int k) { d.v[i][j][k] = make_float2(s.v[i][j][k].x * x, s.v[i][j][k].y * x); });
 }
 
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -73,30 +59,21 @@ __device__ __forceinline__ float fast_exp2(float x) {
 
 template <int R, int C, layout L>
 __device__ __forceinline__ void exp2(rt_fl<R, C, L>& d, const rt_fl<R, C, L>& s) {
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        d.v[i][j][k] = make_float2(fast_exp2(s.v[i][j][k].x), fast_exp2(s.v[i][j][k].y));
+  each<rt_fl<R, C, L>>([&](int i, int j, int k) {
+    d.v[i][j][k] = make_float2(fast_exp2(s.v[i][j][k].x), fast_exp2(s.v[i][j][k].y));
+  });
 }
 
 // d = f(row, col, value) with row/col relative to the tile. Row layout only.
 template <int R, int C, typename F>
 __device__ __forceinline__ void map(rt_fl<R, C>& d, F&& f) {
   const int lane = lane_id();
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const coord c = rt_coords(lane, k);
-        const int r = 16 * i + c.row, cc = 16 * j + c.col;
-        d.v[i][j][k].x = f(r, cc, d.v[i][j][k].x);
-        d.v[i][j][k].y = f(r, cc + 1, d.v[i][j][k].y);
-      }
+  each<rt_fl<R, C>>([&](int i, int j, int k) {
+    const coord c = rt_coords(lane, k);
+    const int r = 16 * i + c.row, cc = 16 * j + c.col;
+    d.v[i][j][k].x = f(r, cc, d.v[i][j][k].x);
+    d.v[i][j][k].y = f(r, cc + 1, d.v[i][j][k].y);
+  });
 }
 
 // ------------------------------------------------------------------------------------------- row/col reductions
@@ -163,15 +140,10 @@ __device__ __forceinline__ void row_sum_partial(rv_fl_rows<R>& d, const rt_fl<R,
 
 template <int R, int C, typename F>
 __device__ __forceinline__ void row_apply(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v, F f) {
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float x = v.v[i][k & 1];
-        d.v[i][j][k] = make_float2(f(s.v[i][j][k].x, x), f(s.v[i][j][k].y, x));
-      }
+  each<rt_fl<R, C>>([&](int i, int j, int k) {
+    const float x = v.v[i][k & 1];
+    d.v[i][j][k] = make_float2(f(s.v[i][j][k].x, x), f(s.v[i][j][k].y, x));
+  });
 }
 template <int R, int C>
 __device__ __forceinline__ void sub_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& v) {
@@ -366,25 +338,20 @@ __device__ __forceinline__ void load_async(st<T, R, C>& s, const T* g, std::int6
 template <bool kPacked = true, typename TG, typename T, int R, int C, typename F>
 __device__ __forceinline__ void store_map(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows, F f) {
   const int lane = lane_id();
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const coord c = rt_coords(lane, k);
-        const int r = 16 * i + c.row;
-        if (r < valid_rows) {
-          const packed_t<TG> v = from_float2<TG>(f(i, k, to_float2(t.v[i][j][k])));
-          TG* dst = g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col;
-          if constexpr (kPacked) {
-            *reinterpret_cast<packed_t<TG>*>(dst) = v;
-          } else {
-            dst[0] = v.x;
-            dst[1] = v.y;
-          }
-        }
+  each<rt<T, R, C>>([&](int i, int j, int k) {
+    const coord c = rt_coords(lane, k);
+    const int r = 16 * i + c.row;
+    if (r < valid_rows) {
+      const packed_t<TG> v = from_float2<TG>(f(i, k, to_float2(t.v[i][j][k])));
+      TG* dst = g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col;
+      if constexpr (kPacked) {
+        *reinterpret_cast<packed_t<TG>*>(dst) = v;
+      } else {
+        dst[0] = v.x;
+        dst[1] = v.y;
       }
+    }
+  });
 }
 template <typename TG, typename T, int R, int C>
 __device__ __forceinline__ void store(TG* g, std::int64_t row_stride, const rt<T, R, C>& t, int valid_rows) {
@@ -404,16 +371,11 @@ __device__ __forceinline__ void store_scaled(TG* g, std::int64_t row_stride, con
 template <typename TS, typename T, int R, int C, int SR, int SC>
 __device__ __forceinline__ void store(st<TS, SR, SC>& s, const rt<T, R, C>& t, int r0, int c0) {
   const int lane = lane_id();
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const coord c = rt_coords(lane, k);
-        *reinterpret_cast<packed_t<TS>*>(s.ptr(r0 + 16 * i + c.row, c0 + 16 * j + c.col)) =
-            from_float2<TS>(to_float2(t.v[i][j][k]));
-      }
+  each<rt<T, R, C>>([&](int i, int j, int k) {
+    const coord c = rt_coords(lane, k);
+    *reinterpret_cast<packed_t<TS>*>(s.ptr(r0 + 16 * i + c.row, c0 + 16 * j + c.col)) =
+        from_float2<TS>(to_float2(t.v[i][j][k]));
+  });
 }
 
 }  // namespace flashtile::tile

@@ -12,6 +12,7 @@
 //                      and a row-layout 16-bit tile exactly wgmma's A-from-registers fragment (see wgmma.cuh).
 //   rt_bf<R,C>, rt_hf<R,C>, rt_fl<R,C>   aliases (row layout unless the last argument says col).
 //   rt_coords(lane, i) -> (row, col) of pair v[i] inside a row-layout base tile (first element of the pair).
+//   each<RT>(f)         f(i, j, k) over every register pair of an RT.
 #pragma once
 
 #include "tile/base.cuh"
@@ -47,6 +48,18 @@ template <typename X>
 inline constexpr bool is_rt_v = false;
 template <typename T, int R, int C, layout L>
 inline constexpr bool is_rt_v<rt<T, R, C, L>> = true;
+
+// f(i, j, k) for every pair of a tile's registers (base tile i down, j across, pair k), fully unrolled: the one loop
+// nest the element-wise ops share.
+template <typename RT, typename F>
+__device__ __forceinline__ void each(F&& f) {
+#pragma unroll
+  for (int i = 0; i < RT::height; ++i)
+#pragma unroll
+    for (int j = 0; j < RT::width; ++j)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) f(i, j, k);
+}
 
 struct coord {
   int row, col;

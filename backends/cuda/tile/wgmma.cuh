@@ -54,18 +54,13 @@ __device__ __forceinline__ void wait() {
 
 template <typename T, int R, int C, layout L>
 __device__ __forceinline__ void fence_operand(rt<T, R, C, L>& t) {
-#pragma unroll
-  for (int i = 0; i < R / 16; ++i)
-#pragma unroll
-    for (int j = 0; j < C / 16; ++j)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        if constexpr (std::is_same_v<T, float>) {
-          asm volatile("" : "+f"(t.v[i][j][k].x), "+f"(t.v[i][j][k].y)::"memory");
-        } else {
-          asm volatile("" : "+r"(*reinterpret_cast<std::uint32_t*>(&t.v[i][j][k]))::"memory");
-        }
-      }
+  each<rt<T, R, C, L>>([&](int i, int j, int k) {
+    if constexpr (std::is_same_v<T, float>) {
+      asm volatile("" : "+f"(t.v[i][j][k].x), "+f"(t.v[i][j][k].y)::"memory");
+    } else {
+      asm volatile("" : "+r"(*reinterpret_cast<std::uint32_t*>(&t.v[i][j][k]))::"memory");
+    }
+  });
 }
 
 #define FT_WGMMA_DISPATCH(KIND, TB)                      \
