@@ -110,60 +110,35 @@ class VulkanDevice final : public detail::DeviceImpl {
     qfam_ = static_cast<std::uint32_t>(fam);
 
     // Enable exactly the features the paths use, where the device has them.
-    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    VkPhysicalDeviceSubgroupSizeControlFeatures fssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-    VkPhysicalDeviceCooperativeMatrixFeaturesKHR fcm{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-    VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    FeatureChain e;
     // Query the supported maintenance4 (1.3) alongside: coopmat shaders built for vulkan1.3 use LocalSizeId.
     VkPhysicalDeviceFeatures2 q2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     VkPhysicalDeviceVulkan13Features q13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     if (v13) q2.pNext = &q13;
     inst_->fn.vkGetPhysicalDeviceFeatures2(pd, &q2);
-    f2.features.shaderInt16 = caps_.shader_int16;
-    f2.pNext = &f11;
-    f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
-    f11.pNext = &f12;
-    f12.shaderFloat16 = caps_.shader_float16;
-    f12.vulkanMemoryModel = caps_.vulkan_memory_model;
-    void** tail = &f12.pNext;
-    if (v13) {
-      f13.subgroupSizeControl = caps_.subgroup_size_control;
-      f13.computeFullSubgroups = caps_.compute_full_subgroups;
-      f13.maintenance4 = q13.maintenance4;
-      *tail = &f13;
-      tail = &f13.pNext;
-    } else if (caps_.subgroup_size_control || caps_.compute_full_subgroups) {
-      fssc.subgroupSizeControl = caps_.subgroup_size_control;
-      fssc.computeFullSubgroups = caps_.compute_full_subgroups;
-      *tail = &fssc;
-      tail = &fssc.pNext;
-    }
-    if (caps_.coopmat_khr) {
-      fcm.cooperativeMatrix = VK_TRUE;
-      *tail = &fcm;
-      tail = &fcm.pNext;
-    }
-    if (caps_.coopmat2_nv) {
-      fcm2.cooperativeMatrixWorkgroupScope = caps_.cm2_workgroup_scope;
-      fcm2.cooperativeMatrixFlexibleDimensions = caps_.cm2_flexible_dimensions;
-      fcm2.cooperativeMatrixReductions = caps_.cm2_reductions;
-      fcm2.cooperativeMatrixConversions = caps_.cm2_conversions;
-      fcm2.cooperativeMatrixPerElementOperations = caps_.cm2_per_element_operations;
-      fcm2.cooperativeMatrixTensorAddressing = caps_.cm2_tensor_addressing;
-      fcm2.cooperativeMatrixBlockLoads = caps_.cm2_block_loads;
-      *tail = &fcm2;
-      tail = &fcm2.pNext;
-    }
+    e.f2.features.shaderInt16 = caps_.shader_int16;
+    e.f11.storageBuffer16BitAccess = caps_.storage_buffer_16bit;
+    e.f12.shaderFloat16 = caps_.shader_float16;
+    e.f12.vulkanMemoryModel = caps_.vulkan_memory_model;
+    e.f13.subgroupSizeControl = e.fssc.subgroupSizeControl = caps_.subgroup_size_control;
+    e.f13.computeFullSubgroups = e.fssc.computeFullSubgroups = caps_.compute_full_subgroups;
+    e.f13.maintenance4 = v13 ? q13.maintenance4 : VK_FALSE;
+    e.fcm.cooperativeMatrix = VK_TRUE;
+    e.fcm2.cooperativeMatrixWorkgroupScope = caps_.cm2_workgroup_scope;
+    e.fcm2.cooperativeMatrixFlexibleDimensions = caps_.cm2_flexible_dimensions;
+    e.fcm2.cooperativeMatrixReductions = caps_.cm2_reductions;
+    e.fcm2.cooperativeMatrixConversions = caps_.cm2_conversions;
+    e.fcm2.cooperativeMatrixPerElementOperations = caps_.cm2_per_element_operations;
+    e.fcm2.cooperativeMatrixTensorAddressing = caps_.cm2_tensor_addressing;
+    e.fcm2.cooperativeMatrixBlockLoads = caps_.cm2_block_loads;
+    e.link(v13, caps_.subgroup_size_control || caps_.compute_full_subgroups, caps_.coopmat_khr, caps_.coopmat2_nv);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = qfam_;
     qci.queueCount = 1;
     qci.pQueuePriorities = &prio;
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    dci.pNext = &f2;
+    dci.pNext = &e.f2;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
     dci.enabledExtensionCount = static_cast<std::uint32_t>(exts.size());

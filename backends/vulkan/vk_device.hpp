@@ -96,6 +96,40 @@ struct DeviceFns {
   void load(const InstanceFns& in, VkDevice dev);
 };
 
+// The feature structs flashtile queries (vk_instance.cpp, into Caps) and enables (vk_device.cpp), chained from f2:
+// f11, f12, then f13 (Vulkan 1.3) or the subgroup-size-control struct, then the coopmat and coopmat2 structs where
+// asked for. Linked in place: not copyable.
+struct FeatureChain {
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures fssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR fcm{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+
+  FeatureChain() = default;
+  FeatureChain(const FeatureChain&) = delete;
+  FeatureChain& operator=(const FeatureChain&) = delete;
+  void link(bool v13, bool ssc, bool cm, bool cm2) {
+    f2.pNext = &f11;
+    f11.pNext = &f12;
+    void** tail = &f12.pNext;
+    if (v13) {
+      *tail = &f13;
+      tail = &f13.pNext;
+    } else if (ssc) {
+      *tail = &fssc;
+      tail = &fssc.pNext;
+    }
+    if (cm) {
+      *tail = &fcm;
+      tail = &fcm.pNext;
+    }
+    if (cm2) *tail = &fcm2;
+  }
+};
+
 // flashtile's own VkInstance (or the application's, for wrapped devices: then not owned), with the validation
 // messenger. Validation warnings and errors are stored here; the next flashtile call on any device of this
 // instance throws Error(BackendFailure, "vulkan validation: <message>").

@@ -229,21 +229,9 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   if (has_cm2) { *tail = &pcm2; tail = &pcm2.pNext; }
   fn.vkGetPhysicalDeviceProperties2(pd, &p2);
 
-  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  VkPhysicalDeviceSubgroupSizeControlFeatures fssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR fcm{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
-  f2.pNext = &f11;
-  f11.pNext = &f12;
-  tail = &f12.pNext;
-  if (v13) { *tail = &f13; tail = &f13.pNext; }
-  else if (has_ssc) { *tail = &fssc; tail = &fssc.pNext; }
-  if (has_cm) { *tail = &fcm; tail = &fcm.pNext; }
-  if (has_cm2) { *tail = &fcm2; tail = &fcm2.pNext; }
-  fn.vkGetPhysicalDeviceFeatures2(pd, &f2);
+  FeatureChain fc;
+  fc.link(v13, has_ssc, has_cm, has_cm2);
+  fn.vkGetPhysicalDeviceFeatures2(pd, &fc.f2);
 
   c.name = props.deviceName;
   c.vendor_id = props.vendorID;
@@ -259,17 +247,17 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   c.subgroup_vote = ops & VK_SUBGROUP_FEATURE_VOTE_BIT;
   c.subgroup_ballot = ops & VK_SUBGROUP_FEATURE_BALLOT_BIT;
   c.subgroup_clustered = ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT;
-  const bool ssc = v13 ? f13.subgroupSizeControl : fssc.subgroupSizeControl;
-  const bool full = v13 ? f13.computeFullSubgroups : fssc.computeFullSubgroups;
+  const bool ssc = v13 ? fc.f13.subgroupSizeControl : fc.fssc.subgroupSizeControl;
+  const bool full = v13 ? fc.f13.computeFullSubgroups : fc.fssc.computeFullSubgroups;
   c.subgroup_size_control = has_ssc && ssc;
   c.compute_full_subgroups = has_ssc && full;
   c.min_subgroup_size = has_ssc ? pssc.minSubgroupSize : c.subgroup_size;
   c.max_subgroup_size = has_ssc ? pssc.maxSubgroupSize : c.subgroup_size;
   c.required_subgroup_size_compute = has_ssc && (pssc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
-  c.storage_buffer_16bit = f11.storageBuffer16BitAccess;
-  c.shader_float16 = f12.shaderFloat16;
-  c.shader_int16 = f2.features.shaderInt16;
-  c.vulkan_memory_model = f12.vulkanMemoryModel;
+  c.storage_buffer_16bit = fc.f11.storageBuffer16BitAccess;
+  c.shader_float16 = fc.f12.shaderFloat16;
+  c.shader_int16 = fc.f2.features.shaderInt16;
+  c.vulkan_memory_model = fc.f12.vulkanMemoryModel;
   c.push_descriptor = has(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   c.max_shared_memory = props.limits.maxComputeSharedMemorySize;
   c.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
@@ -277,7 +265,7 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   c.max_push_constants = props.limits.maxPushConstantsSize;
   c.max_storage_buffer_range = props.limits.maxStorageBufferRange;
   c.min_storage_buffer_offset_alignment = props.limits.minStorageBufferOffsetAlignment;
-  c.coopmat_khr = has_cm && fcm.cooperativeMatrix && fn.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+  c.coopmat_khr = has_cm && fc.fcm.cooperativeMatrix && fn.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
   if (c.coopmat_khr) {
     std::uint32_t n = 0;
     fn.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, nullptr);
@@ -292,15 +280,15 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
                                   cp.saturatingAccumulation != 0});
     }
   }
-  c.coopmat2_nv = has_cm2 && c.coopmat_khr && fcm2.cooperativeMatrixWorkgroupScope;
+  c.coopmat2_nv = has_cm2 && c.coopmat_khr && fc.fcm2.cooperativeMatrixWorkgroupScope;
   if (has_cm2) {
-    c.cm2_workgroup_scope = fcm2.cooperativeMatrixWorkgroupScope;
-    c.cm2_flexible_dimensions = fcm2.cooperativeMatrixFlexibleDimensions;
-    c.cm2_reductions = fcm2.cooperativeMatrixReductions;
-    c.cm2_conversions = fcm2.cooperativeMatrixConversions;
-    c.cm2_per_element_operations = fcm2.cooperativeMatrixPerElementOperations;
-    c.cm2_tensor_addressing = fcm2.cooperativeMatrixTensorAddressing;
-    c.cm2_block_loads = fcm2.cooperativeMatrixBlockLoads;
+    c.cm2_workgroup_scope = fc.fcm2.cooperativeMatrixWorkgroupScope;
+    c.cm2_flexible_dimensions = fc.fcm2.cooperativeMatrixFlexibleDimensions;
+    c.cm2_reductions = fc.fcm2.cooperativeMatrixReductions;
+    c.cm2_conversions = fc.fcm2.cooperativeMatrixConversions;
+    c.cm2_per_element_operations = fc.fcm2.cooperativeMatrixPerElementOperations;
+    c.cm2_tensor_addressing = fc.fcm2.cooperativeMatrixTensorAddressing;
+    c.cm2_block_loads = fc.fcm2.cooperativeMatrixBlockLoads;
     c.cm2_max_workgroup_size = pcm2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
     c.cm2_max_dimension = pcm2.cooperativeMatrixFlexibleDimensionsMaxDimension;
     c.cm2_reserved_shared_memory = pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
