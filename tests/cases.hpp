@@ -16,6 +16,7 @@ struct Case {
   bool packed_qkv = false;  // q, k, v as strided views into one [B, S, 3, H, D] buffer, out with a padded row
   // Every GPU path must run this case (f16/bf16, head dims 64/128/256); other cases may be refused with a reason.
   bool required = true;
+  std::int64_t elem_offset = 0;  // q, k, v and out start this many elements into their buffers (alignment rules)
 
   double flops() const {
     const double f = 4.0 * static_cast<double>(batch * heads_q * seqlen_q * seqlen_k * head_dim);
@@ -24,7 +25,8 @@ struct Case {
   std::string name() const {
     return std::string(to_string(dtype)) + " B" + std::to_string(batch) + " Sq" + std::to_string(seqlen_q) + " Sk" +
            std::to_string(seqlen_k) + " H" + std::to_string(heads_q) + "/" + std::to_string(heads_kv) + " D" +
-           std::to_string(head_dim) + (causal ? " causal" : "") + (packed_qkv ? " packed" : "");
+           std::to_string(head_dim) + (causal ? " causal" : "") + (packed_qkv ? " packed" : "") +
+           (elem_offset ? " offset" + std::to_string(elem_offset) : "");
   }
 };
 

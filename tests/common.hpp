@@ -109,6 +109,16 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
     p.v = {qkv, qkv.as_strided(ks, st, 2 * H * D), 2 * H * D};
     Tensor ob = Tensor::empty(dev, dt, Shape::of(B, S, H, D + 8));
     p.out = {ob, ob.as_strided(qs, Strides{{S * H * (D + 8), H * (D + 8), D + 8, 1}}, 0), 0};
+  } else if (c.elem_offset) {
+    // Each tensor a contiguous view starting elem_offset elements into a slightly larger buffer.
+    auto shifted = [&](const Shape& s) {
+      Tensor b = Tensor::empty(dev, dt, Shape::of(1, 1, 1, s.numel() + c.elem_offset));
+      return DevTensor{b, b.as_strided(s, Strides::contiguous(s), c.elem_offset), c.elem_offset};
+    };
+    p.q = shifted(qs);
+    p.k = shifted(ks);
+    p.v = shifted(ks);
+    p.out = shifted(qs);
   } else {
     p.q = contiguous(dev, dt, qs);
     p.k = contiguous(dev, dt, ks);

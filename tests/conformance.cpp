@@ -6,6 +6,8 @@
 #include "test_config.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 using namespace flashtile;
 using namespace flashtile::testing;
@@ -18,6 +20,34 @@ std::vector<Device> selected_devices() {
   for (const DeviceInfo& info : Device::list())
     if (info.backend == b) out.push_back(Device::open(b, info.index));
   return out;
+}
+
+// Runs case c on one path against the CPU reference (the CHECKs below); returns the reason when the path refuses
+// the call (Unsupported), "" when it ran.
+std::string check_case(const Device& dev, Path path, const cases::Case& c, std::uint64_t seed) {
+  Problem p = make_problem(dev, c, seed);
+  Options opt;
+  opt.causal = c.causal;
+  opt.path = path;
+  opt.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  Result r;
+  try {
+    r = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unsupported) return e.what();
+    FAIL_CHECK("attention_forward threw: ", e.what());
+    return "";
+  }
+  CHECK(r.path == path);
+  CHECK(r.backend == dev.info().backend);
+  const Reference ref = reference(p, *opt.scale);
+  const Comparison cmp = compare(p, ref, true);
+  CHECK(cmp.nan_out == 0);
+  CHECK(cmp.rel_error <= out_tolerance(c.dtype));
+  CHECK(cmp.lse_error <= lse_tolerance(c.dtype));
+  CHECK(cmp.bad_masked == 0);
+  CHECK(cmp.padding_touched == 0);
+  return "";
 }
 
 }  // namespace
@@ -33,39 +63,42 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
         const cases::Case& c = all[ci];
         const std::uint64_t seed = config().seed + ci;
         INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name(), ", seed ", seed);
-        Problem p = make_problem(dev, c, seed);
-        Options opt;
-        opt.causal = c.causal;
-        opt.path = path;
-        opt.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-        Result r;
-        try {
-          r = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
-        } catch (const Error& e) {
-          // Paths may refuse optional cases (f32, odd head dims) with a reason; required ones must run.
-          if (e.code() == ErrorCode::Unsupported && !c.required) {
-            ++refused;
-            continue;
-          }
-          FAIL_CHECK("attention_forward threw: ", e.what());
-          continue;
+        const std::string refusal = check_case(dev, path, c, seed);
+        if (refusal.empty()) {
+          ++ran;
+        } else if (!c.required) {  // paths may refuse optional cases (f32, odd head dims) with a reason
+          ++refused;
+        } else {
+          FAIL_CHECK("a required case was refused: ", refusal);
         }
-        CHECK(r.path == path);
-        CHECK(r.backend == dev.info().backend);
-        const Reference ref = reference(p, *opt.scale);
-        const Comparison cmp = compare(p, ref, true);
-        CHECK(cmp.nan_out == 0);
-        CHECK(cmp.rel_error <= out_tolerance(c.dtype));
-        CHECK(cmp.lse_error <= lse_tolerance(c.dtype));
-        CHECK(cmp.bad_masked == 0);
-        CHECK(cmp.padding_touched == 0);
-        ++ran;
       }
       std::printf("conformance: %s / %s: %d cases ran, %d optional cases refused\n", dev.info().name.c_str(),
                   std::string(to_string(path)).c_str(), ran, refused);
       CHECK(ran > 0);
     }
   }
+}
+
+// Views at element offsets that break wide accesses run correctly, or are passed over with the alignment rule where
+// a path's variants need it: packed 16-bit pairs (even offsets; forced in ctest's conformance_vulkan_pk) and
+// coopmat2's f16 tensor loads (multiples of 8 elements). Other paths may refuse with their own reason (TMA's 16 bytes).
+TEST_CASE("conformance: unaligned views run or are refused with the alignment rule") {
+  const char* forced = std::getenv("FLASHTILE_VK_VARIANT");
+  const bool packed_only = forced && std::strstr(forced, "_pk") != nullptr;
+  for (const Device& dev : selected_devices())
+    for (Path path : dev.info().paths)
+      for (std::int64_t offset : {1, 4}) {
+        cases::Case c{2, 33, 70, 4, 2, 64, true, DType::F16};
+        c.elem_offset = offset;
+        INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name());
+        const std::string refusal = check_case(dev, path, c, config().seed + 1000 + static_cast<std::uint64_t>(offset));
+        const bool must_refuse = (packed_only && offset % 2 != 0) || (path == Path::VulkanCoopmat2 && offset % 8 != 0);
+        if (must_refuse) {
+          CHECK_MESSAGE(refusal.find("multiples of") != std::string::npos, "ran or refused for another reason: ", refusal);
+        } else if (!refusal.empty()) {
+          CHECK_MESSAGE(path != Path::CpuReference, "the CPU reference refused: ", refusal);
+        }
+      }
 }
 
 TEST_CASE("conformance: the default path and the reported path agree") {

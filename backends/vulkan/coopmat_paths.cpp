@@ -109,16 +109,10 @@ struct Cm2Opt {
   std::uint32_t aligned = 0, narrow = 0, fold = 0, lazy = 0;
 };
 
-
 // Narrow row-value matrices: NVIDIA's workgroup-scope granularity is 16 at 128 invocations and 32 at 256 (llama.cpp
 // avoids 256 invocations for head dims not a multiple of 32 for this reason).
 std::uint32_t cm2_narrow_auto(const Cm2Tile& t) { return std::min(t.wg <= 128 ? 16u : 32u, t.block_n); }
 
-// FLASHTILE_VKCM2_OPT: comma-separated options replacing the default set: "none", "aligned" (id 23 = 1: aligned
-// calls load full K/V tiles unclamped with visibly aligned strides), "alignhint" (id 23 = 2: the same alignment shown,
-// every load clamped), "narrow" (id 24 at the granularity above) or "narrowN" (N columns, a multiple of 8 up to
-// block_n), "fold" (id 25), "lazy" (id 26; implies narrow and fold). Unknown words are reported once and ignored.
-std::uint32_t cm2_narrow_auto(const Cm2Tile& t);
 // Defaults per head dim, f16, from the H200 (bench/results/2026-11-29_h200_session2, 1 s warm-up, GPU timestamps):
 // d 64 aligned+narrow+fold 219/195/232/216 TFLOP/s (4k, 4k causal, 16k, 16k causal) vs 132/117/142/125 without;
 // d 128 narrow+fold 183/156/193/176 vs 174/150/181/167 (aligned was faster on 3 cells but 65.6 at 4k causal);
@@ -130,6 +124,10 @@ Cm2Opt cm2_default_opt(std::uint32_t d, const Cm2Tile& t) {
   return o;
 }
 
+// FLASHTILE_VKCM2_OPT: comma-separated options replacing the defaults: "none", "aligned" (id 23 = 1: aligned calls
+// load full K/V tiles unclamped with visibly aligned strides), "alignhint" (id 23 = 2: the same alignment shown, every
+// load clamped), "narrow" (id 24 at the granularity above) or "narrowN" (N columns, a multiple of 8 up to block_n),
+// "fold" (id 25), "lazy" (id 26; implies narrow and fold). Unknown words are reported once and ignored.
 Cm2Opt cm2_opt(std::uint32_t d, const Cm2Tile& t) {
   const char* env = std::getenv("FLASHTILE_VKCM2_OPT");
   if (!env) return cm2_default_opt(d, t);
@@ -282,18 +280,9 @@ std::vector<ShaderVariant> coopmat2_variants() {
                       {kSpecCm2Narrow, opt.narrow},
                       {kSpecCm2FoldScale, opt.fold},
                       {kSpecCm2LazyRescale, opt.lazy}};
-      if (!staged) {
-        // Tensor-layout loads and stores need 16-byte aligned element offsets (GLSL_NV_cooperative_matrix2): every
-        // offset and stride a multiple of 8 elements. Other calls go to the next path with this reason.
-        v.call_check = [](const Caps&, const detail::AttnArgs& a) -> std::string {
-          for (const detail::TensorArg* x : {&a.q, &a.k, &a.v, &a.o}) {
-            if (x->buf.offset % 16 != 0) return "tensor loads need offsets that are multiples of 8 elements";
-            for (int i = 0; i < 3; ++i)
-              if (x->strides[i] % 8 != 0) return "tensor loads need strides that are multiples of 8 elements";
-          }
-          return "";
-        };
-      }
+      // Tensor-layout loads and stores need 16-byte aligned element offsets (GLSL_NV_cooperative_matrix2); other calls
+      // go to the next path with the reason.
+      if (!staged) v.align_elems = 8;
       const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
       v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
         if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";

@@ -95,6 +95,9 @@ struct ShaderVariant {
        needs_subgroup_arithmetic = false, needs_coopmat = false, needs_coopmat2 = false,
        needs_full_subgroups = false;
   std::uint32_t min_subgroup_size = 0;       // e.g. the portable subgroup variant's threads per row
+  // Q/K/V/O element offsets and strides must be multiples of this: 2 for packed 16-bit pairs, 8 for coopmat2's
+  // tensor-layout accesses (16-byte aligned), 1 for none.
+  std::uint32_t align_elems = 1;
   bool split_kv = false;                     // honours n_splits > 1 (writes scratch records; reduce pass follows)
   std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;  // {constant_id, value}
   // Optional further checks: device-level (empty when usable), call-level (empty when usable). One-line reasons.
@@ -108,7 +111,7 @@ std::vector<ShaderVariant> coopmat2_variants();
 
 // "vulkan_portable: ..."-free reason why `v` cannot run on this device at all ("" when it can).
 std::string device_reason(const ShaderVariant& v, const Caps& caps);
-// Reason why `v` cannot run this call ("" when it can): head dim, dtype, alignment, grid limits, call_check.
+// Reason why `v` cannot run this call ("" when it can): head dim, dtype, align_elems, grid limits, call_check.
 std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::AttnArgs& args);
 
 }  // namespace flashtile::vk

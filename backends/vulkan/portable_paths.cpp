@@ -33,25 +33,11 @@ std::uint32_t portable_shared_bytes(std::uint32_t d, std::uint32_t bm, std::uint
   return 16 * bm * (d4 + 1) + 16 * bn * (d4 + 1) + 4 * bm * (bn + 1) + 4 * bm + 4 * bm * tpr;
 }
 
-bool is_even(std::uint64_t x) { return (x & 1u) == 0; }
-
-// 16-bit data read and written as uint pairs: every offset and stride must be even. "" when they are.
-std::string packed_access_reason(const detail::AttnArgs& a) {
-  for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
-    if (!is_even(t->buf.offset / 2)) return "packed 16-bit access needs even element offsets";
-    for (int i = 0; i < 3; ++i)
-      if (!is_even(static_cast<std::uint64_t>(t->strides[i]))) return "packed 16-bit access needs even strides";
-  }
-  return "";
-}
-
-// Variants skipped on CPU devices unless FLASHTILE_VK_VARIANT picks variants (tests); packed ones also need even
-// offsets and strides.
-void gpu_only_unless_forced(ShaderVariant& v, bool packed, const char* why_cpu) {
+// Variants skipped on CPU devices unless FLASHTILE_VK_VARIANT picks variants (tests).
+void gpu_only_unless_forced(ShaderVariant& v, const char* why_cpu) {
   v.device_check = [why_cpu](const Caps& caps) -> std::string {
     return caps.software && !std::getenv("FLASHTILE_VK_VARIANT") ? why_cpu : "";
   };
-  if (packed) v.call_check = [](const Caps&, const detail::AttnArgs& a) { return packed_access_reason(a); };
 }
 
 }  // namespace
@@ -61,8 +47,26 @@ namespace {
 struct StorageMode {
   const char* suffix;
   std::vector<DType> dtypes;
-  bool needs16, packed;
+  bool needs16, packed;  // packed: 16-bit data read and written as uint pairs (even offsets and strides)
 };
+
+// What every portable variant shares: module attn_portable_<stem><suffix>, kernel vk_portable_<stem><suffix>, the
+// storage mode's dtypes and needs, split-KV.
+ShaderVariant portable_variant(const std::string& stem, const StorageMode& s, std::uint32_t wg, std::uint32_t bm,
+                               std::uint32_t bn) {
+  ShaderVariant v;
+  v.path = Path::VulkanPortable;
+  v.kernel = "vk_portable_" + stem + s.suffix;
+  v.spirv = "attn_portable_" + stem + s.suffix;
+  v.wg_size = wg;
+  v.block_m = bm;
+  v.block_n = bn;
+  v.dtypes = s.dtypes;
+  v.needs_16bit_storage = s.needs16;
+  v.align_elems = s.packed ? 2 : 1;
+  v.split_kv = true;
+  return v;
+}
 
 // attn_portable_row.comp: TPR = d / 64 threads per row (a power of two), BLOCK_M = 128 / TPR rows, K and V tiles of
 // block_n keys in shared memory (2 * block_n * d * 4 bytes).
@@ -73,24 +77,15 @@ const RowTile kRowTiles[] = {{64, 32}, {128, 32}, {256, 16}};
 constexpr std::uint32_t kRowWg = 128;
 
 ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
-  ShaderVariant v;
-  v.path = Path::VulkanPortable;
-  v.kernel = std::string("vk_portable_row_") + s.suffix;
-  v.spirv = std::string("attn_portable_row_") + s.suffix;
   const std::uint32_t tpr = t.dim / 64;
-  v.wg_size = kRowWg;
-  v.block_m = kRowWg / tpr;
-  v.block_n = t.block_n;
+  ShaderVariant v = portable_variant("row_", s, kRowWg, kRowWg / tpr, t.block_n);
   v.head_dims = {t.dim};
-  v.dtypes = s.dtypes;
   v.shared_bytes = 2 * t.block_n * t.dim * 4;
-  v.needs_16bit_storage = s.needs16;
   v.needs_subgroup_shuffle = true;
   v.min_subgroup_size = tpr;
-  v.split_kv = true;
   // On CPU devices (lavapipe) its large per-thread arrays make it slower than the tiled shader, and much slower to
   // compile; it still runs there when FLASHTILE_VK_VARIANT selects variants explicitly (tests).
-  gpu_only_unless_forced(v, s.packed, "row shader skipped on CPU devices (slower there)");
+  gpu_only_unless_forced(v, "row shader skipped on CPU devices (slower there)");
   return v;
 }
 
@@ -156,46 +151,27 @@ std::vector<TileConfig> tile_configs() {
 }
 
 ShaderVariant make_tile_variant(const TileConfig& c, const StorageMode& s) {
-  ShaderVariant v;
-  v.path = Path::VulkanPortable;
-  v.kernel = std::string("vk_portable_tile_") + s.suffix;
-  v.spirv = std::string("attn_portable_tile_") + s.suffix;
-  v.wg_size = c.wg;
-  v.block_m = c.block_m;
-  v.block_n = c.block_n;
+  ShaderVariant v = portable_variant("tile_", s, c.wg, c.block_m, c.block_n);
   v.head_dims = {c.dim};
-  v.dtypes = s.dtypes;
   v.shared_bytes = tile_shared_bytes(c);
-  v.needs_16bit_storage = s.needs16;
-  v.split_kv = true;
   v.extra_spec = {{kSpecTileSTm, c.s_tm}, {kSpecTileSTn, c.s_tn}, {kSpecTileOTm, c.o_tm}};
   // Like the row shader: on CPU devices (lavapipe) the tiled shader is the default (CI time); tests force this one.
-  gpu_only_unless_forced(v, s.packed, "tile shader skipped on CPU devices (CI time)");
+  gpu_only_unless_forced(v, "tile shader skipped on CPU devices (CI time)");
   return v;
 }
 
 ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg) {
-  ShaderVariant v;
-  v.path = Path::VulkanPortable;
-  v.kernel = std::string("vk_portable_") + s.suffix + (sg ? "_sg" : "_sh");
-  v.spirv = std::string("attn_portable_") + s.suffix + (sg ? "_sg" : "_sh");
-  v.wg_size = t.wg;
-  v.block_m = t.block_m;
-  v.block_n = t.block_n;
+  ShaderVariant v = portable_variant("", s, t.wg, t.block_m, t.block_n);
+  v.kernel += sg ? "_sg" : "_sh";
+  v.spirv += sg ? "_sg" : "_sh";
   for (std::uint32_t d = t.min_dim; d <= t.max_dim; d += 8) v.head_dims.push_back(d);
-  v.dtypes = s.dtypes;
   for (std::uint32_t d : v.head_dims)
     v.shared_bytes = std::max(v.shared_bytes, portable_shared_bytes(d, t.block_m, t.block_n, t.wg));
-  v.needs_16bit_storage = s.needs16;
   v.needs_subgroup_shuffle = sg;
   v.min_subgroup_size = sg ? t.wg / t.block_m : 0;  // a row's threads share one subgroup
-  v.split_kv = true;
-  const bool packed = s.packed;
-  const std::uint32_t max_sq = t.max_sq;
-  if (packed || max_sq) {
-    v.call_check = [packed, max_sq](const Caps&, const detail::AttnArgs& a) -> std::string {
-      if (max_sq && a.seqlen_q > max_sq) return "seqlen_q > " + std::to_string(max_sq) + " (decode tiles)";
-      return packed ? packed_access_reason(a) : std::string();
+  if (const std::uint32_t max_sq = t.max_sq) {
+    v.call_check = [max_sq](const Caps&, const detail::AttnArgs& a) -> std::string {
+      return a.seqlen_q > max_sq ? "seqlen_q > " + std::to_string(max_sq) + " (decode tiles)" : "";
     };
   }
   return v;
@@ -267,6 +243,13 @@ std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::
       static_cast<std::uint64_t>(a.batch) > caps.max_workgroup_count[2])
     return "grid (" + std::to_string(row_tiles) + ", " + std::to_string(a.heads_q) + ", " + std::to_string(a.batch) +
            ") exceeds maxComputeWorkGroupCount";
+  for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+    if (v.align_elems <= 1) break;
+    const std::uint64_t n = v.align_elems, esz = dtype_size(t->dtype);
+    bool ok = (t->buf.offset / esz) % n == 0;
+    for (int i = 0; i < 3; ++i) ok = ok && static_cast<std::uint64_t>(t->strides[i]) % n == 0;
+    if (!ok) return "element offsets and strides must be multiples of " + std::to_string(n);
+  }
   if (v.call_check) return v.call_check(caps, a);
   return "";
 }
