@@ -406,17 +406,19 @@ class VulkanDevice final : public detail::DeviceImpl {
     info_.index = index;
     info_.name = caps_.name;
     info_.software = caps_.software;
-    for (Path p : kPathOrder) tables_[p] = variants_of(p);
+    // Device-level reasons are fixed for the device's life: found once here, not on every call's pick().
+    for (Path p : kPathOrder) {
+      tables_[p] = variants_of(p);
+      for (const ShaderVariant& v : tables_[p]) device_reasons_[p].push_back(device_reason(v, caps_));
+    }
+    if (const char* e = std::getenv("FLASHTILE_VK_VARIANT")) only_variant_ = e;
     // FLASHTILE_VK_PATHS=vulkan_coopmat2,... (benchmarks, tests): list only these paths.
     const char* only = std::getenv("FLASHTILE_VK_PATHS");
     for (Path p : kPathOrder) {
       if (only && ("," + std::string(only) + ",").find("," + std::string(to_string(p)) + ",") == std::string::npos)
         continue;
-      for (const ShaderVariant& v : tables_.at(p))
-        if (device_reason(v, caps_).empty()) {
-          info_.paths.push_back(p);
-          break;
-        }
+      const auto& reasons = device_reasons_.at(p);
+      if (std::find(reasons.begin(), reasons.end(), std::string()) != reasons.end()) info_.paths.push_back(p);
     }
     fill_caps_display();
   }
@@ -487,17 +489,17 @@ class VulkanDevice final : public detail::DeviceImpl {
     std::vector<std::uint32_t> dims;
     // FLASHTILE_VK_VARIANT=text: only variants whose kernel name contains text (tests use it to cover the
     // fallbacks a device would not pick: _sh, _pk).
-    const char* only = std::getenv("FLASHTILE_VK_VARIANT");
-    for (const ShaderVariant& v : vs) {
-      if (only && *only && v.kernel.find(only) == std::string::npos) continue;
-      std::string r = device_reason(v, caps_);
-      if (!r.empty()) {
-        if (first_device.empty()) first_device = r;
+    const std::vector<std::string>& device_reasons = device_reasons_.at(path);
+    for (std::size_t i = 0; i < vs.size(); ++i) {
+      const ShaderVariant& v = vs[i];
+      if (!only_variant_.empty() && v.kernel.find(only_variant_) == std::string::npos) continue;
+      if (!device_reasons[i].empty()) {
+        if (first_device.empty()) first_device = device_reasons[i];
         continue;
       }
       for (std::uint32_t d : v.head_dims)
         if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
-      r = call_reason(v, caps_, a);
+      std::string r = call_reason(v, caps_, a);
       if (r.empty()) r = index_reason(a);
       if (r.empty()) return &v;
       if (first_call.empty() || first_call.rfind("head_dim", 0) == 0) first_call = r;
@@ -851,6 +853,8 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::map<std::string, VkShaderModule> modules_;
   std::map<PipelineKey, VkPipeline> pipelines_;
   std::map<Path, std::vector<ShaderVariant>> tables_;  // filled once in init(), read-only afterwards
+  std::map<Path, std::vector<std::string>> device_reasons_;  // per variant of tables_: "" when the device can run it
+  std::string only_variant_;                                 // FLASHTILE_VK_VARIANT, read once
 };
 
 }  // namespace
