@@ -69,7 +69,7 @@ __device__ __forceinline__ int sm90_num_kv_blocks(int m_block, int sq, int sk) {
 // with -inf (no key seen yet) replaced by 0, so exp2(s·scale·log2e - m_use) is one FFMA + ex2 and never NaN;
 // corr = exp2(old m_use' - new m_use) is 0 while the old max is -inf (O and l are 0 then). l stays per lane and is
 // reduced over the quad at the end.
-template <int N, bool kCausal>
+template <int N, bool kCausal, int kPolyEvery>
 struct Sm90Softmax {
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
@@ -91,7 +91,7 @@ struct Sm90Softmax {
       corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
       m_use.v[0][i] = mu;
     }
-    tl::exp2_fma_row(s, s, scale_log2, m_use);
+    tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
     tl::mul(l_run, l_run, corr);
     tl::row_sum_partial(l_run, s, l_run);
   }
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
     const Sm90Tile tt = tile_of(t);
     const int n_blocks = blocks_of(tt), qb = j % Sh::kQBufs;
     // The warp's first query row is tt.m_block * M + c * 64 + w * 16.
-    Sm90Softmax<N, kCausal> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    Sm90Softmax<N, kCausal, Sh::kPolyEvery> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     if (!Sh::kChain) wait_q(j);
     // Pingpong: the two consumers take turns issuing their wgmmas (named barriers 1 and 2), so one's softmax runs
     // while the other's matrix products do. Consumer 1 lets consumer 0 go first and skips its last hand-back, which

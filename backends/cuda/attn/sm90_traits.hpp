@@ -10,7 +10,7 @@
 // bench/results/2026-11-29_h200_sm90_tuning/README.md).
 // kSchedule: 0 = one block at a time (S = Q·Kᵀ, softmax, O += P·V); 1 = S(n) and P(n-1)·V(n-1) in flight together,
 // softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong (two consumers take turns issuing wgmmas).
-// FT_SM90_SCHEDULE / FT_SM90_SHAPES / FT_SM90_PERSISTENT (0: never, 1: always) override these for experiments
+// FT_SM90_SCHEDULE / FT_SM90_SHAPES / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY override these for experiments
 // (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
 #pragma once
 
@@ -19,6 +19,8 @@ namespace flashtile::cuda {
 struct Sm90Config {
   int consumers, block_n, stages, schedule;
   int q_bufs = 1;                   // 2: Q double-buffered, so the next tile's first Q·Kᵀ chains onto this one's last P·V
+  int poly_every = 0;               // > 0: every poly_every-th softmax exponential pair on the FMA pipe
+                                    // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
   int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
 };
 
@@ -26,18 +28,18 @@ struct Sm90Config {
 // 0 keeps the configured choice.
 inline int sm90_ctas_override = 0;
 
-// Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs"' replaces
+// Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"' replaces
 // d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256), keeping its persistent limit; a string because nvcc splits
 // -D values at commas. Missing trailing fields keep their values.
 constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
-  int v[5] = {c.consumers, c.block_n, c.stages, c.schedule, c.q_bufs};
-  for (int i = 0; i < 5 && *s != 0; ++i) {
+  int v[6] = {c.consumers, c.block_n, c.stages, c.schedule, c.q_bufs, c.poly_every};
+  for (int i = 0; i < 6 && *s != 0; ++i) {
     int x = 0;
     for (; *s >= '0' && *s <= '9'; ++s) x = 10 * x + (*s - '0');
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0], v[1], v[2], v[3], v[4], c.persistent_max_sk};
+  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -67,6 +69,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_CFG256
   if (d == 256) c = sm90_parse_config(FT_SM90_CFG256, c);
 #endif
+#ifdef FT_SM90_POLY
+  c.poly_every = FT_SM90_POLY;
+#endif
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
@@ -85,6 +90,7 @@ struct Sm90Shape {
   static constexpr bool kOverlap = kCfg.schedule >= 1;
   static constexpr bool kPingpong = kCfg.schedule >= 2 && kConsumers == 2;
   static constexpr int kQBufs = kCfg.q_bufs;
+  static constexpr int kPolyEvery = kCfg.poly_every;
   // Chained tiles (overlapped schedule, Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ
   // together with this tile's last P·V, so the epilogue runs under it.
   static constexpr bool kChain = kOverlap && !kPingpong && kQBufs == 2;

@@ -8,7 +8,9 @@
 //   row_sum(v, t) / row_sum(v, t, init)
 //   sub_row(d, s, v), mul_row(d, s, v), div_row(d, s, v)          d[r][c] = s[r][c] op v[r]
 //   exp2_sub_row(d, s, v)      d = exp2(s - v[row]) (the softmax numerator in the exp2 domain)
-//   exp2_fma_row(d, s, x, v)   d = exp2(s * x - v[row]) in one FFMA + ex2 per element (x: scale·log2e)
+//   exp2_fma_row(d, s, x, v)   d = exp2(s * x - v[row]) in one FFMA + ex2 per element (x: scale·log2e);
+//                               exp2_fma_row<P> sends every P-th pair through poly_exp2 (FMA pipe) instead
+//   poly_exp2(x)               2^x for x <= 0 without the MUFU unit (rel. error < 1e-4)
 //   fill(v, x), mul(v, a, b), sub(v, a, b), exp2(v, a), max(v, a, b), add(v, a, b)
 // Matrix multiply on mma.sync m16n8k16 (sm_80+), f32 accumulate, 16-bit inputs:
 //   mma_AB (d, a, b, c)   d = a·b + c     a: rt<T,M,K,row>, b: rt<T,K,N,col>, c/d: rt_fl<M,N>
@@ -55,6 +57,20 @@ __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// 2^x on the FMA and integer pipes, for x <= 0 (-inf gives exactly 0): round x to n, 2^(x-n) by a degree-3
+// polynomial on [-0.5, 0.5] (relative error < 1e-4, under f16's half ulp), n added to the exponent bits. ex2 runs on
+// the MUFU unit at a quarter of the FMA rate; at small head dims the softmax's ex2s take as long as the matrix
+// products, so moving some of them here shortens the softmax (FlashAttention-4 does the same on Blackwell).
+__device__ __forceinline__ float poly_exp2(float x) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits
+  const float xc = fmaxf(x, -126.0f);  // keeps n + the polynomial's exponent (126 or 127) >= 0
+  const float j = xc + kRound;
+  const float f = xc - (j - kRound);
+  const float p = fmaf(fmaf(fmaf(0.05583828f, f, 0.24263948f), f, 0.69313675f), f, 0.99992454f);
+  const float y = __int_as_float(__float_as_int(p) + (__float_as_int(j) << 23));  // j's low bits hold n
+  return x < -126.0f ? 0.0f : y;
 }
 
 template <int R, int C, layout L>
@@ -162,9 +178,18 @@ __device__ __forceinline__ void exp2_sub_row(rt_fl<R, C>& d, const rt_fl<R, C>& 
   row_apply(d, s, v, [](float a, float b) { return fast_exp2(a - b); });
 }
 
-template <int R, int C>
+// kPolyEvery > 0: every kPolyEvery-th register pair goes through poly_exp2 instead of ex2 (pairs counted across the
+// row: j * 4 + k), balancing the MUFU and FMA pipes.
+template <int kPolyEvery = 0, int R, int C>
 __device__ __forceinline__ void exp2_fma_row(rt_fl<R, C>& d, const rt_fl<R, C>& s, float x, const rv_fl_rows<R>& v) {
-  row_apply(d, s, v, [x](float a, float b) { return fast_exp2(fmaf(a, x, -b)); });
+  each<rt_fl<R, C>>([&](int i, int j, int k) {
+    const float b = v.v[i][k & 1];
+    const float2 a = s.v[i][j][k];
+    bool poly = false;
+    if constexpr (kPolyEvery > 0) poly = (j * 4 + k) % kPolyEvery == 0;
+    if (poly) d.v[i][j][k] = make_float2(poly_exp2(fmaf(a.x, x, -b)), poly_exp2(fmaf(a.y, x, -b)));
+    else d.v[i][j][k] = make_float2(fast_exp2(fmaf(a.x, x, -b)), fast_exp2(fmaf(a.y, x, -b)));
+  });
 }
 
 // Vector ops (rv_rows of float).

@@ -2,6 +2,9 @@
 // row reductions, exp2, stores with a row limit. Runs on any sm_80+ device.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "util.cuh"
 
 namespace tl = flashtile::tile;
@@ -96,7 +99,53 @@ __global__ void k_rows(const float* x, float* mx, float* sm, float* e) {
       }
 }
 
+// poly_exp2 on a range of inputs (including -inf and the clamp edge), and exp2_fma_row with every 3rd pair through
+// it, against exp2 on the host.
+__global__ void k_poly(const float* x, float* y, int n, const float* t, float* e, float scale) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = tl::poly_exp2(x[i]);
+  tl::rt_fl<32, 64> a, b;
+  fttest::rt_from_global(a, t, 64);
+  tl::rv_fl_rows<32> m;
+  tl::fill(m, 4.0f * scale);  // inputs are <= 4: exponents stay <= 0
+  tl::exp2_fma_row<3>(b, a, scale, m);
+  tl::store(e, 64, b, 32);
+}
+
 }  // namespace
+
+TEST_CASE("warp poly_exp2 and exp2_fma_row with polynomial pairs") {
+  std::vector<float> hx;
+  for (int i = 0; i <= 4000; ++i) hx.push_back(-130.0f * i / 4000.0f);  // 0 .. -130 (past the clamp)
+  for (float v : {-0.0f, -1e-7f, -0.5f, -125.9f, -126.0f, -126.1f, -127.0f, -200.0f}) hx.push_back(v);
+  hx.push_back(-std::numeric_limits<float>::infinity());
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  std::vector<float> ht(32 * 64);
+  for (auto& v : ht) v = u(rng);
+  ht[5] = -std::numeric_limits<float>::infinity();  // a masked score
+  const float scale = 1.4427f;
+  dev_buf<float> dx(hx.size()), dy(hx.size()), dt(ht.size()), de(ht.size());
+  dx.upload(hx);
+  dt.upload(ht);
+  k_poly<<<1, 32>>>(dx.p, dy.p, static_cast<int>(hx.size()), dt.p, de.p, scale);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto y = dy.download(), e = de.download();
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    INFO("x = ", hx[i], " got ", y[i]);
+    const double ref = std::exp2(double(hx[i]));
+    CHECK(!std::isnan(y[i]));
+    CHECK(y[i] >= 0.0f);
+    if (hx[i] >= -125.0f) CHECK(std::fabs(y[i] - ref) <= 1e-4 * ref);  // normal range: relative error
+    else CHECK(y[i] <= 1e-37f);                                          // the tail: tiny or exactly 0
+    if (hx[i] < -126.0f) CHECK(y[i] == 0.0f);
+  }
+  for (int i = 0; i < 32 * 64; ++i) {
+    const double ref = std::exp2(double(ht[i]) * scale - 4.0 * scale);
+    INFO("element ", i);
+    CHECK(std::fabs(e[i] - ref) <= 1e-4 * ref + 1e-30);
+  }
+}
 
 TEST_CASE("warp mma.sync, ldmatrix, cp.async zero-fill, bf16") { run_mma<tl::bf16>(); }
 TEST_CASE("warp mma.sync, ldmatrix, cp.async zero-fill, f16") { run_mma<tl::half>(); }
