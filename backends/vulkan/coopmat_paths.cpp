@@ -94,6 +94,10 @@ std::vector<KhrTile> khr_tiles(std::uint32_t d) {
   // accumulator registers), then falls back to Q in shared memory. K/V prefetch costs registers: not at d = 256.
   // H200, 2026-11-29, d 256, S 16384, f16 (host clock): 4,16,1,0 110/121 TFLOP/s (full/causal), 4,32,1,0 94/137
   // (min; medians 77/43 under interference), 4,32,1,1 82/91, 2,32,0,0 59/59.
+  // GPU timestamps, 2026-11-29 third session (bench/results/2026-11-29_h200_session3), S 4096, f16 (non-causal /
+  // causal): d 64 4,32,1,1 148.0/137.9, 8,32,1,1 146.8/135.0, 4,64,1,1 115.4/113.7; d 128 (second session, call 1)
+  // 4,64,1,1 149.2/143.2, 8,32,1,1 149.6/135.1, 4,32,1,1 136.6/128.3.
+  if (d <= 64) return {{4, 32, 1, 1}, {4, 64, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
   if (d <= 128) return {{4, 64, 1, 1}, {4, 32, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
   // GPU timestamps, 2026-11-29 second session (bench/results/2026-11-29_h200_session2), d 256, S 4096, f16:
   // 4,32,1,0 135.7/130.3 (non-causal/causal), 4,16,1,0 116.9/106.4, 8,16,1,0 112.7/99.9, 2,16,0,0 75.6/68.7.

@@ -91,17 +91,25 @@ ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
 
 // attn_portable_tile.comp (register-blocked): per head dim, BLOCK_M x BLOCK_N tiles on wg threads; each thread
 // computes s_tm x s_tn scores (over head_dim / ds columns, ds = wg / ((bm / s_tm) * (bn / s_tn)) partial score
-// tiles) and keeps o_tm rows x (bm * d / (wg * o_tm)) columns of O in registers. Defaults fit 32 KB (lavapipe's
-// limit). Tuning without rebuilding: FLASHTILE_VKPT_TILE="[dim:]bm,bn,wg[,s_tm,s_tn,o_tm][;...]" replaces them for
-// that head dim (or every one where valid; an invalid entry naming a dim says why on stderr); the shared limit still
-// applies, so 48 KB tiles run on GPUs (a tile over it leaves that head dim to the row shader).
+// tiles) and keeps o_tm rows x (bm * d / (wg * o_tm)) columns of O in registers. Entries are in preference order:
+// a 48 KB tile where measured faster (NVIDIA's limit), then one within 32 KB (lavapipe's limit) for every head dim;
+// a device takes the first its shared memory holds. Tuning without rebuilding:
+// FLASHTILE_VKPT_TILE="[dim:]bm,bn,wg[,s_tm,s_tn,o_tm][;...]" replaces them for that head dim (or every one where
+// valid; an invalid entry naming a dim says why on stderr); the shared limit still applies (a tile over it leaves
+// that head dim to the row shader).
 struct TileConfig {
   std::uint32_t dim, block_m, block_n, wg, s_tm, s_tn, o_tm;
 };
+// H200, f16, S 4096 (non-causal/causal; bench/results/2026-11-29_h200_session3, calls 1 and 3): d 64
+// 64,16,128,4,2,4 28.3/27.2 TFLOP/s (64,16,64,4,4,4: 25.0/23.2 in the second session); d 128 64,16,128,4,2,4 27.8,
+// 32,16,128,4,2,4 26.9, 32,32,128 25.4, 32,32,64 22.6 (32,16,64,4,4,4: 23.7); d 256 32,8,128,4,2,4 25.8/24.7,
+// 16,16,128,4,2,4 22.8/23.0 (16,8,64,4,4,4: 20.3/18.9).
 const TileConfig kTileConfigs[] = {
-    {64, 64, 16, 64, 4, 4, 4},   // 26.8 KB; S 4x4 (ds 1), O 4x16
-    {128, 32, 16, 64, 4, 4, 4},  // 30.1 KB; S 4x4 (ds 2), O 4x16
-    {256, 16, 8, 64, 4, 4, 4},   // 30.7 KB; S 4x4 (ds 8), O 4x16
+    {64, 64, 16, 128, 4, 2, 4},   // 27.0 KB; S 4x2 (ds 1), O 4x8
+    {128, 64, 16, 128, 4, 2, 4},  // 47.0 KB; S 4x2 (ds 1), O 4x16
+    {128, 32, 16, 64, 4, 4, 4},   // 30.1 KB; S 4x4 (ds 2), O 4x16
+    {256, 32, 8, 128, 4, 2, 4},   // 47.3 KB; S 4x2 (ds 4), O 4x16
+    {256, 16, 8, 64, 4, 4, 4},    // 30.7 KB; S 4x4 (ds 8), O 4x16
 };
 
 std::uint32_t tile_shared_bytes(const TileConfig& c) {
@@ -140,6 +148,7 @@ std::vector<TileConfig> tile_configs() {
     if (std::sscanf(item.c_str(), "%u,%u,%u,%u,%u,%u", &bm, &bn, &wg, &stm, &stn, &otm) < 3) continue;
     for (TileConfig& c : out) {
       const TileConfig e{c.dim, bm, bn, wg, stm, stn, otm};
+      // (every entry of the head dim becomes e; the duplicates are dropped below)
       const std::string why = tile_config_reason(e);
       if ((dim == 0 || dim == c.dim) && why.empty()) c = e;
       if (dim == c.dim && !why.empty())  // a tuning knob: say why the named head dim keeps its default
@@ -147,6 +156,11 @@ std::vector<TileConfig> tile_configs() {
                      item.c_str(), dim, why.c_str());
     }
   }
+  auto same = [](const TileConfig& a, const TileConfig& b) {
+    return a.dim == b.dim && a.block_m == b.block_m && a.block_n == b.block_n && a.wg == b.wg && a.s_tm == b.s_tm &&
+           a.s_tn == b.s_tn && a.o_tm == b.o_tm;
+  };
+  out.erase(std::unique(out.begin(), out.end(), same), out.end());
   return out;
 }
 

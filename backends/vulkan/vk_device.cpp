@@ -243,6 +243,11 @@ class VulkanDevice final : public detail::DeviceImpl {
     std::vector<detail::PathCheck> order;
     for (Path p : kPathOrder) {
       detail::PathCheck c{p, "", ""};
+      if (std::find(unlisted_.begin(), unlisted_.end(), p) != unlisted_.end()) {
+        c.why_not = "not in FLASHTILE_VK_PATHS";
+        order.push_back(std::move(c));
+        continue;
+      }
       const ShaderVariant* v = pick(p, args, &c.why_not);
       if (v) {
         c.kernel = kernel_name(*v, args);
@@ -412,11 +417,13 @@ class VulkanDevice final : public detail::DeviceImpl {
       for (const ShaderVariant& v : tables_[p]) device_reasons_[p].push_back(device_reason(v, caps_));
     }
     if (const char* e = std::getenv("FLASHTILE_VK_VARIANT")) only_variant_ = e;
-    // FLASHTILE_VK_PATHS=vulkan_coopmat2,... (benchmarks, tests): list only these paths.
+    // FLASHTILE_VK_PATHS=vulkan_coopmat2,... (benchmarks, tests): list and run only these paths.
     const char* only = std::getenv("FLASHTILE_VK_PATHS");
     for (Path p : kPathOrder) {
-      if (only && ("," + std::string(only) + ",").find("," + std::string(to_string(p)) + ",") == std::string::npos)
+      if (only && ("," + std::string(only) + ",").find("," + std::string(to_string(p)) + ",") == std::string::npos) {
+        unlisted_.push_back(p);
         continue;
+      }
       const auto& reasons = device_reasons_.at(p);
       if (std::find(reasons.begin(), reasons.end(), std::string()) != reasons.end()) info_.paths.push_back(p);
     }
@@ -855,6 +862,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::map<Path, std::vector<ShaderVariant>> tables_;  // filled once in init(), read-only afterwards
   std::map<Path, std::vector<std::string>> device_reasons_;  // per variant of tables_: "" when the device can run it
   std::string only_variant_;                                 // FLASHTILE_VK_VARIANT, read once
+  std::vector<Path> unlisted_;                               // paths FLASHTILE_VK_PATHS leaves out
 };
 
 }  // namespace
