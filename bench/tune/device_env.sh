@@ -1,11 +1,19 @@
 # Sourced by the session scripts here (on the device, repo root): logs everything to $OUT/$FT_LOG, defines
-# step (a timed heading), g (one timed grid binary, appended to $OUT/grid.log, killed after $FT_GRID_TIMEOUT s) and
-# cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), unpacks the carried Vulkan loader and
+# step (a timed heading), g (one timed grid binary, appended to $OUT/grid.log, killed after $FT_GRID_TIMEOUT s),
+# peers_grid, vk (below) and cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), unpacks the carried Vulkan loader and
 # points the loader and the binaries at it and at the carried .bundle.
+# Scripts sourcing this must not use a bare `wait`: with stdout in the tee below it hung past every job's end in
+# three calls (session 2 call 3, session 3 calls 1 and 3) until the device limit; wait on explicit PIDs or run
+# sequentially. Keep at most 8 files under $OUT (the device tool brings back 8).
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/ck
 exec > >(tee -a "$OUT/${FT_LOG:-run.log}") 2>&1
 t0=$(date +%s); step() { echo; echo "==== $* ($(( $(date +%s) - t0 )) s)"; }
 g() { echo "== $*" >> "$OUT/grid.log"; timeout "${FT_GRID_TIMEOUT:-100}" "$@" >> "$OUT/grid.log" 2>&1; echo "exit $?" >> "$OUT/grid.log"; }
+# peers_grid: cuDNN and FA2 on the same grid (tests/cuda/sm90_peer.py), appended to grid.log.
+peers_grid() { timeout "${FT_PEERS_TIMEOUT:-100}" python3 tests/cuda/sm90_peer.py --grid "$@" >> "$OUT/grid.log" 2>&1; echo "peers exit $?" >> "$OUT/grid.log"; grep "^exit\|peers exit" "$OUT/grid.log"; }
+# vk TAG [VAR=VALUE...] flashtile_bench ARGS: one bench process, its CSV appended to vk.csv under "# TAG", its
+# output to vk_out.log; skipped once the call has run $FT_VK_DEADLINE seconds.
+vk() { local tag=$1; shift; if [ $(( $(date +%s) - t0 )) -gt "${FT_VK_DEADLINE:-420}" ]; then echo "skipped (time) $tag"; return; fi; echo "# $tag" >> "$OUT/vk.csv"; timeout 90 env "$@" --csv /tmp/vk.csv >> "$OUT/vk_out.log" 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv"; }
 cells() { for d in $1; do for s in $2; do for c in $3; do printf -- "--shape %d,%d,%d,%d,%d,%d,%d " $((16384/s)) $s $s $((2048/d)) $((2048/d)) $d $c; done; done; done; }
 step env; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
