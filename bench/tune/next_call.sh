@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# NOT RUN YET: the first tuning call planned for session 4 (DEVELOPERS.md, status). Carry .bundle .gl; build first:
+#   cmake --build build -j2 && bash bench/make_bundle.sh build .bundle
+# then run(carry=[".bundle", ".gl"], timeout_s=400, command='bash bench/tune/next_call.sh'). Sequential, ~250 s,
+# 3 files under $OUT (main.log, vk.csv, vk_out.log).
+# 1. coopmat2's slow mode: is it per process, per pipeline, or the driver's shader disk cache? The same cell in
+#    separate processes with and without the disk cache, and twice within one process.
+# 2. coopmat2 options re-timed in two processes each: session 2 chose d128/d256 options from single processes, some
+#    of which were likely slow-mode figures (aligned d128 221 then 53; d256 narrow+fold causal 24).
+set -u
+FT_VK_DEADLINE=330
+. "$(dirname "$0")/device_env.sh"
+B=.bundle/flashtile_bench
+common="--backend vulkan --dtype f16 --warmup-ms 1000 --iters 5 --no-grid --path vulkan_coopmat2"
+step "slow mode"
+for i in 1 2 3; do vk "d256_1k_proc$i" FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1"); done
+for i in 1 2 3; do vk "d256_1k_nocache$i" __GL_SHADER_DISK_CACHE=0 FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1"); done
+vk d256_1k_twice FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1") $(cells 256 1024 "0 1")
+step "coopmat2 options, two processes each"
+for rep in a b; do
+  vk "d128_default_$rep" $B $common $(cells 128 "4096 16384" "0 1")
+  vk "d128_anf_64x64_$rep" FLASHTILE_VKCM2_OPT=aligned,narrow,fold FLASHTILE_VKCM2_TILE=64,64,128 $B $common $(cells 128 "4096 16384" "0 1")
+  vk "d128_nf_64x64_$rep" FLASHTILE_VKCM2_OPT=narrow,fold FLASHTILE_VKCM2_TILE=64,64,128 $B $common $(cells 128 "4096 16384" "0 1")
+  for o in none narrow,fold aligned,narrow,fold; do
+    vk "d256_${o}_$rep" FLASHTILE_VKCM2_OPT=$o $B $common $(cells 256 "4096 16384" "0 1")
+  done
+done
+step done
