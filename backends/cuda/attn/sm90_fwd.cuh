@@ -10,8 +10,8 @@
 //    then K and V tiles into two kStages-deep rings (in the order the consumers use them: K0, K1, V0, K2, V1, ...);
 //    a slot is refilled once every consumer released it (k_empty / v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
-//    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). Schedules (sm90_traits.hpp):
-//    one block at a time, or S(n) issued with P(n-1)·V(n-1) so softmax(n) overlaps the P·V, optionally pingpong.
+//    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
+//    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp).
 //  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written), LSE in natural log.
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
 #pragma once
@@ -247,73 +247,52 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
       tl::arrive(sm.v_empty[(kv + it) % S]);
     };
 
-    if constexpr (!Sh::kOverlap) {  // one block at a time: S = Q·Kᵀ, softmax, O += P·V
-      for (int it = 0; it < n_blocks; ++it) {
-        wait_k(kv + it);
-        turn_begin();
-        tl::fence();
-        qk(kv + it, qb);
-        turn_end(false);
-        tl::wait<0>();
-        qk_done(it);
-        sfx.step(s_acc, (n_blocks - 1 - it) * N);
-        tl::mul_row(o_acc, o_acc, sfx.corr);
-        tl::copy(p_reg, s_acc);
-        wait_v(kv + it);
-        turn_begin();
-        tl::fence();
-        pv(kv + it);
-        turn_end(it == n_blocks - 1);
-        tl::wait<0>();
-        pv_done(it);
-      }
-    } else {  // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V
-      if (!Sh::kChain) {
-        wait_k(kv);
-        turn_begin();
-        tl::fence();
-        qk(kv, qb);
-        turn_end(false);
-      }
-      tl::wait<0>();
-      qk_done(0);
-      sfx.step(s_acc, (n_blocks - 1) * N);
-      tl::copy(p_reg, s_acc);
-      for (int it = 1; it < n_blocks; ++it) {
-        wait_k(kv + it);
-        wait_v(kv + it - 1);
-        turn_begin();
-        tl::fence();
-        qk(kv + it, qb);
-        pv(kv + it - 1);
-        turn_end(false);
-        tl::wait<1>();
-        qk_done(it);
-        sfx.step(s_acc, (n_blocks - 1 - it) * N);
-        tl::wait<0>();
-        tl::fence_operand(p_reg);
-        pv_done(it - 1);
-        tl::mul_row(o_acc, o_acc, sfx.corr);
-        tl::copy(p_reg, s_acc);
-      }
-      // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q is in the other buffer), so the
-      // epilogue below runs under it. After the CTA's last tile the same wgmmas re-read this tile's Q and last K
-      // block (nothing loads into them any more) and the result is dropped: ptxas serializes every wgmma of the
-      // kernel when some paths issue one and others do not.
-      const bool has_next = tn < p.tiles;
-      wait_v(kv + n_blocks - 1);
-      if (Sh::kChain && has_next) {
-        wait_q(j + 1);
-        wait_k(kv + n_blocks);
-      }
+    // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V.
+    if (!Sh::kChain) {
+      wait_k(kv);
       turn_begin();
       tl::fence();
-      pv(kv + n_blocks - 1);
-      if constexpr (Sh::kChain) qk(has_next ? kv + n_blocks : kv + n_blocks - 1, has_next ? (j + 1) % Sh::kQBufs : qb);
-      turn_end(true);
-      tl::wait<Sh::kChain ? 1 : 0>();
-      pv_done(n_blocks - 1);
+      qk(kv, qb);
+      turn_end(false);
     }
+    tl::wait<0>();
+    qk_done(0);
+    sfx.step(s_acc, (n_blocks - 1) * N);
+    tl::copy(p_reg, s_acc);
+    for (int it = 1; it < n_blocks; ++it) {
+      wait_k(kv + it);
+      wait_v(kv + it - 1);
+      turn_begin();
+      tl::fence();
+      qk(kv + it, qb);
+      pv(kv + it - 1);
+      turn_end(false);
+      tl::wait<1>();
+      qk_done(it);
+      sfx.step(s_acc, (n_blocks - 1 - it) * N);
+      tl::wait<0>();
+      tl::fence_operand(p_reg);
+      pv_done(it - 1);
+      tl::mul_row(o_acc, o_acc, sfx.corr);
+      tl::copy(p_reg, s_acc);
+    }
+    // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q is in the other buffer), so the
+    // epilogue below runs under it. After the CTA's last tile the same wgmmas re-read this tile's Q and last K
+    // block (nothing loads into them any more) and the result is dropped: ptxas serializes every wgmma of the
+    // kernel when some paths issue one and others do not.
+    const bool has_next = tn < p.tiles;
+    wait_v(kv + n_blocks - 1);
+    if (Sh::kChain && has_next) {
+      wait_q(j + 1);
+      wait_k(kv + n_blocks);
+    }
+    turn_begin();
+    tl::fence();
+    pv(kv + n_blocks - 1);
+    if constexpr (Sh::kChain) qk(has_next ? kv + n_blocks : kv + n_blocks - 1, has_next ? (j + 1) % Sh::kQBufs : qb);
+    turn_end(true);
+    tl::wait<Sh::kChain ? 1 : 0>();
+    pv_done(n_blocks - 1);
     kv += n_blocks;
     epilogue(t, sfx.l_run, sfx.m_use);
     t = tn;

@@ -8,9 +8,10 @@
 // (likely: the hardware's block order keeps the m-blocks of one head together, sharing K/V in L2, where the persistent
 // longest-first order spreads them over heads; and it balances the uneven tiles dynamically) (Run 3 in
 // bench/results/2026-11-29_h200_sm90_tuning/README.md).
-// kSchedule: 0 = one block at a time (S = Q·Kᵀ, softmax, O += P·V); 1 = S(n) and P(n-1)·V(n-1) in flight together,
-// softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong (two consumers take turns issuing wgmmas).
-// FT_SM90_SCHEDULE / FT_SM90_SHAPES / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY override these for experiments
+// schedule: 1 = S(n) and P(n-1)·V(n-1) in flight together, softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong
+// (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
+// every cell of the first session's runs and was removed.
+// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY override these for experiments
 // (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
 #pragma once
 
@@ -43,11 +44,6 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
-#if defined(FT_SM90_SHAPES) && FT_SM90_SHAPES == 0
-  Sm90Config c = d == 64    ? Sm90Config{2, 128, 4, 2}
-                 : d == 128 ? Sm90Config{2, 128, 2, causal ? 1 : 0}
-                            : Sm90Config{2, 64, 2, 0};
-#else
   // Shapes and schedules chosen from run 2, d256 non-causal's schedule and the persistent limits from run 3: each
   // entry is the fastest variant measured for that case.
   Sm90Config c = d == 64    ? Sm90Config{3, 128, 4, 1}
@@ -56,7 +52,6 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // Causal: persistent only where it beat one CTA per tile across the two full runs of 2026-11-29
   // (bench/results/2026-11-29_h200_final): d64 to 1k, d128 at 512, never at d256.
   if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
-#endif
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
 #endif
@@ -87,13 +82,12 @@ struct Sm90Shape {
   static constexpr int kStages = kCfg.stages;
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr bool kOverlap = kCfg.schedule >= 1;
   static constexpr bool kPingpong = kCfg.schedule >= 2 && kConsumers == 2;
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
-  // Chained tiles (overlapped schedule, Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ
-  // together with this tile's last P·V, so the epilogue runs under it.
-  static constexpr bool kChain = kOverlap && !kPingpong && kQBufs == 2;
+  // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
+  // tile's last P·V, so the epilogue runs under it.
+  static constexpr bool kChain = !kPingpong && kQBufs == 2;
   static constexpr int kProducerRegs = 24;                           // the producer only issues TMA
   static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;  // 24*128 + regs*128*consumers <= 64K
   static constexpr int kSmemBytes =
@@ -101,6 +95,7 @@ struct Sm90Shape {
   static_assert(kSmemBytes <= 227 * 1024, "sm90 tiles exceed shared memory");
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
   static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
+  static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");
 };
 
 }  // namespace flashtile::cuda
