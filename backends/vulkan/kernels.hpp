@@ -68,6 +68,10 @@ struct Caps {
   bool cm2_workgroup_scope = false, cm2_flexible_dimensions = false, cm2_reductions = false, cm2_conversions = false,
        cm2_per_element_operations = false, cm2_tensor_addressing = false, cm2_block_loads = false;
   std::uint32_t cm2_max_workgroup_size = 0, cm2_max_dimension = 0, cm2_reserved_shared_memory = 0;
+
+  // Tuning aid, off unless FLASHTILE_VK_PIPELINE_STATS=1: VK_KHR_pipeline_executable_properties enabled, and each
+  // pipeline's compiler statistics (registers, shared memory, ...) printed to stderr when it is created.
+  bool pipeline_stats = false;
 };
 
 // Embedded SPIR-V (generated at build time from shaders/; see CMakeLists.txt).

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -131,7 +132,12 @@ class VulkanDevice final : public detail::DeviceImpl {
     e.fcm2.cooperativeMatrixPerElementOperations = caps_.cm2_per_element_operations;
     e.fcm2.cooperativeMatrixTensorAddressing = caps_.cm2_tensor_addressing;
     e.fcm2.cooperativeMatrixBlockLoads = caps_.cm2_block_loads;
-    e.link(v13, caps_.subgroup_size_control || caps_.compute_full_subgroups, caps_.coopmat_khr, caps_.coopmat2_nv);
+    e.fpe.pipelineExecutableInfo = caps_.pipeline_stats;
+    if (const char* st = std::getenv("FLASHTILE_VK_PIPELINE_STATS"); st && std::string(st) == "1" && !caps_.pipeline_stats)
+      std::fprintf(stderr, "flashtile: FLASHTILE_VK_PIPELINE_STATS ignored on %s: no VK_KHR_pipeline_executable_properties\n",
+                   caps_.name.c_str());
+    e.link(v13, caps_.subgroup_size_control || caps_.compute_full_subgroups, caps_.coopmat_khr, caps_.coopmat2_nv,
+           caps_.pipeline_stats);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = qfam_;
@@ -158,6 +164,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     queue_ = static_cast<VkQueue>(h.queue);
     qfam_ = h.queue_family;
     caps_ = query_caps(inst_->fn, pd_, nullptr);
+    caps_.pipeline_stats = false;  // the application did not enable the extension for us
     owns_device_ = false;
     fn_.load(inst_->fn, dev_);
     init(0);
@@ -651,12 +658,49 @@ class VulkanDevice final : public detail::DeviceImpl {
     ci.stage.pSpecializationInfo = &si;
     if (k.required_subgroup_size) ci.stage.pNext = &rss;
     if (k.full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    if (caps_.pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     ci.layout = pipe_layout_;
     VkPipeline p = VK_NULL_HANDLE;
     check_vk(fn_.vkCreateComputePipelines(dev_, VK_NULL_HANDLE, 1, &ci, nullptr, &p), "vkCreateComputePipelines");
     inst_->check_validation();
+    if (caps_.pipeline_stats) print_pipeline_stats(p, k, spec);
     pipelines_.emplace(k, p);
     return p;
+  }
+
+  // FLASHTILE_VK_PIPELINE_STATS=1: one stderr line per executable of a new pipeline, with every statistic the
+  // driver reports (on NVIDIA: registers, shared memory, ...), to tune tiles without a profiler.
+  void print_pipeline_stats(VkPipeline p, const PipelineKey& k,
+                            const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spec) const {
+    if (!fn_.vkGetPipelineExecutablePropertiesKHR || !fn_.vkGetPipelineExecutableStatisticsKHR) return;
+    std::string what = k.spirv + " spec";
+    for (const auto& [id, value] : spec) what += " " + std::to_string(id) + "=" + std::to_string(value);
+    VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pi.pipeline = p;
+    std::uint32_t n = 0;
+    if (fn_.vkGetPipelineExecutablePropertiesKHR(dev_, &pi, &n, nullptr) != VK_SUCCESS) return;
+    std::vector<VkPipelineExecutablePropertiesKHR> props(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+    if (fn_.vkGetPipelineExecutablePropertiesKHR(dev_, &pi, &n, props.data()) != VK_SUCCESS) return;
+    for (std::uint32_t e = 0; e < n; ++e) {
+      VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+      ei.pipeline = p;
+      ei.executableIndex = e;
+      std::uint32_t ns = 0;
+      if (fn_.vkGetPipelineExecutableStatisticsKHR(dev_, &ei, &ns, nullptr) != VK_SUCCESS) continue;
+      std::vector<VkPipelineExecutableStatisticKHR> st(ns, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+      if (fn_.vkGetPipelineExecutableStatisticsKHR(dev_, &ei, &ns, st.data()) != VK_SUCCESS) continue;
+      std::string line = "flashtile: pipeline stats " + what + " [" + props[e].name + "]:";
+      for (const VkPipelineExecutableStatisticKHR& x : st) {
+        line += std::string(" ") + x.name + "=";
+        switch (x.format) {
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += x.value.b32 ? "true" : "false"; break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(x.value.i64); break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(x.value.u64); break;
+          default: line += std::to_string(x.value.f64); break;
+        }
+      }
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
 
   void bind_descriptors(VkCommandBuffer cb, const VkBuffer (&bufs)[kBindingCount]) {

@@ -93,12 +93,15 @@ struct DeviceFns {
   FT_VK_DEVICE_FNS(FT_DECL)
 #undef FT_DECL
   PFN_vkCmdPushDescriptorSetKHR vkCmdPushDescriptorSetKHR = nullptr;
+  // Null unless VK_KHR_pipeline_executable_properties is enabled (Caps::pipeline_stats).
+  PFN_vkGetPipelineExecutablePropertiesKHR vkGetPipelineExecutablePropertiesKHR = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR vkGetPipelineExecutableStatisticsKHR = nullptr;
   void load(const InstanceFns& in, VkDevice dev);
 };
 
 // The feature structs flashtile queries (vk_instance.cpp, into Caps) and enables (vk_device.cpp), chained from f2:
-// f11, f12, then f13 (Vulkan 1.3) or the subgroup-size-control struct, then the coopmat and coopmat2 structs where
-// asked for. Linked in place: not copyable.
+// f11, f12, then f13 (Vulkan 1.3) or the subgroup-size-control struct, then the coopmat, coopmat2 and pipeline
+// executable properties structs where asked for. Linked in place: not copyable.
 struct FeatureChain {
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -107,11 +110,13 @@ struct FeatureChain {
   VkPhysicalDeviceSubgroupSizeControlFeatures fssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR fcm{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fpe{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
 
   FeatureChain() = default;
   FeatureChain(const FeatureChain&) = delete;
   FeatureChain& operator=(const FeatureChain&) = delete;
-  void link(bool v13, bool ssc, bool cm, bool cm2) {
+  void link(bool v13, bool ssc, bool cm, bool cm2, bool pe) {
     f2.pNext = &f11;
     f11.pNext = &f12;
     void** tail = &f12.pNext;
@@ -126,7 +131,11 @@ struct FeatureChain {
       *tail = &fcm;
       tail = &fcm.pNext;
     }
-    if (cm2) *tail = &fcm2;
+    if (cm2) {
+      *tail = &fcm2;
+      tail = &fcm2.pNext;
+    }
+    if (pe) *tail = &fpe;
   }
 };
 

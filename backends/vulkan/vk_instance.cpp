@@ -42,6 +42,10 @@ void DeviceFns::load(const InstanceFns& in, VkDevice dev) {
   // Null unless VK_KHR_push_descriptor is enabled on this device.
   vkCmdPushDescriptorSetKHR =
       reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(in.vkGetDeviceProcAddr(dev, "vkCmdPushDescriptorSetKHR"));
+  vkGetPipelineExecutablePropertiesKHR = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+      in.vkGetDeviceProcAddr(dev, "vkGetPipelineExecutablePropertiesKHR"));
+  vkGetPipelineExecutableStatisticsKHR = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      in.vkGetDeviceProcAddr(dev, "vkGetPipelineExecutableStatisticsKHR"));
 }
 
 void InstanceState::check_validation() {
@@ -223,6 +227,8 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   const bool has_ssc = v13 || has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   const bool has_cm = has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   const bool has_cm2 = has(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME) && has_cm;
+  const char* stats_env = std::getenv("FLASHTILE_VK_PIPELINE_STATS");
+  const bool has_pe = stats_env && std::string(stats_env) == "1" && has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   p2.pNext = &p11;
   void** tail = &p11.pNext;
   if (has_ssc) { *tail = &pssc; tail = &pssc.pNext; }
@@ -230,7 +236,7 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   fn.vkGetPhysicalDeviceProperties2(pd, &p2);
 
   FeatureChain fc;
-  fc.link(v13, has_ssc, has_cm, has_cm2);
+  fc.link(v13, has_ssc, has_cm, has_cm2, has_pe);
   fn.vkGetPhysicalDeviceFeatures2(pd, &fc.f2);
 
   c.name = props.deviceName;
@@ -280,6 +286,7 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
                                   cp.saturatingAccumulation != 0});
     }
   }
+  c.pipeline_stats = has_pe && fc.fpe.pipelineExecutableInfo;
   c.coopmat2_nv = has_cm2 && c.coopmat_khr && fc.fcm2.cooperativeMatrixWorkgroupScope;
   if (has_cm2) {
     c.cm2_workgroup_scope = fc.fcm2.cooperativeMatrixWorkgroupScope;
@@ -299,6 +306,7 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
     if (!v13 && has_ssc) extensions->push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     if (c.coopmat_khr) extensions->push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
     if (c.coopmat2_nv) extensions->push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+    if (c.pipeline_stats) extensions->push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
   return c;
 }
