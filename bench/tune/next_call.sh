@@ -3,6 +3,8 @@
 #   cmake --build build -j2 && bash bench/make_bundle.sh build .bundle
 # then run(carry=[".bundle", ".gl"], timeout_s=400, command='bash bench/tune/next_call.sh'). Sequential, ~250 s,
 # 3 files under $OUT (main.log, vk.csv, vk_out.log).
+# 0. Compiler statistics of the coopmat2 and KHR pipelines (FLASHTILE_VK_PIPELINE_STATS, first use on the H200): is
+#    coopmat2 d256 short of registers (O in f32 over 64x256)?
 # 1. coopmat2's slow mode: is it per process, per pipeline, or the driver's shader disk cache? The same cell in
 #    separate processes with and without the disk cache, and twice within one process.
 # 2. coopmat2 options re-timed in two processes each: session 2 chose d128/d256 options from single processes, some
@@ -12,6 +14,9 @@ FT_VK_DEADLINE=330
 . "$(dirname "$0")/device_env.sh"
 B=.bundle/flashtile_bench
 common="--backend vulkan --dtype f16 --warmup-ms 1000 --iters 5 --no-grid --path vulkan_coopmat2"
+step "pipeline statistics (registers etc., stderr lines in vk_out.log)"
+vk pipeline_stats FLASHTILE_VK_PIPELINE_STATS=1 $B --backend vulkan --dtype f16 --warmup 1 --warmup-ms 0 --iters 1 \
+  --no-grid --path vulkan_coopmat2,vulkan_coopmat $(cells "64 128 256" 4096 0)
 step "slow mode"
 for i in 1 2 3; do vk "d256_1k_proc$i" FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1"); done
 for i in 1 2 3; do vk "d256_1k_nocache$i" __GL_SHADER_DISK_CACHE=0 FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1"); done
