@@ -6,7 +6,8 @@
 # 0. Compiler statistics of the coopmat2 and KHR pipelines (FLASHTILE_VK_PIPELINE_STATS, first use on the H200): is
 #    coopmat2 d256 short of registers (O in f32 over 64x256)?
 # 1. coopmat2's slow mode: is it per process, per pipeline, or the driver's shader disk cache? The same cell in
-#    separate processes with and without the disk cache, and twice within one process.
+#    separate processes with and without the disk cache, and twice within one process, each pipeline's compiler
+#    statistics printed: if slow pipelines differ there (registers, spills), the library can detect and recompile.
 # 2. coopmat2 options re-timed in two processes each: session 2 chose d128/d256 options from single processes, some
 #    of which were likely slow-mode figures (aligned d128 221 then 53; d256 narrow+fold causal 24).
 set -u
@@ -14,6 +15,7 @@ FT_VK_DEADLINE=330
 . "$(dirname "$0")/device_env.sh"
 B=.bundle/flashtile_bench
 common="--backend vulkan --dtype f16 --warmup-ms 1000 --iters 5 --no-grid --path vulkan_coopmat2"
+export FLASHTILE_VK_PIPELINE_STATS=1  # every process: do slow-mode pipelines show different compiler statistics?
 step "pipeline statistics (registers etc., stderr lines in vk_out.log)"
 vk pipeline_stats FLASHTILE_VK_PIPELINE_STATS=1 $B --backend vulkan --dtype f16 --warmup 1 --warmup-ms 0 --iters 1 \
   --no-grid --path vulkan_coopmat2,vulkan_coopmat $(cells "64 128 256" 4096 0)
