@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # NOT RUN YET: the first tuning call planned for session 4 (DEVELOPERS.md, status). Carry .bundle .gl; build first:
 #   cmake --build build -j2 && bash bench/make_bundle.sh build .bundle
-# then run(carry=[".bundle", ".gl"], timeout_s=400, command='bash bench/tune/next_call.sh'). Sequential, ~250 s,
+# then run(carry=[".bundle", ".gl"], timeout_s=450, command='bash bench/tune/next_call.sh'). Sequential, ~250 s,
 # 3 files under $OUT (main.log, vk.csv, vk_out.log).
 # 0. Compiler statistics of the coopmat2 and KHR pipelines (FLASHTILE_VK_PIPELINE_STATS, first use on the H200): is
 #    coopmat2 d256 short of registers (O in f32 over 64x256)?
@@ -10,8 +10,9 @@
 #    statistics printed: if slow pipelines differ there (registers, spills), the library can detect and recompile.
 # 2. coopmat2 options re-timed in two processes each: session 2 chose d128/d256 options from single processes, some
 #    of which were likely slow-mode figures (aligned d128 221 then 53; d256 narrow+fold causal 24).
+# 3. (last) portable d128 micro-tile shapes not timed yet (valid per tile_config_reason, <= 48 KB).
 set -u
-FT_VK_DEADLINE=330
+FT_VK_DEADLINE=380
 . "$(dirname "$0")/device_env.sh"
 B=.bundle/flashtile_bench
 common="--backend vulkan --dtype f16 --warmup-ms 1000 --iters 5 --no-grid --path vulkan_coopmat2"
@@ -31,5 +32,12 @@ for rep in a b; do
   for o in none narrow,fold aligned,narrow,fold; do
     vk "d256_${o}_$rep" FLASHTILE_VKCM2_OPT=$o $B $common $(cells 256 "4096 16384" "0 1")
   done
+done
+step "portable d128 micro-tiles (4k non-causal; the default is 64,16,128,4,2,4 at 27.8)"
+unset FLASHTILE_VK_PIPELINE_STATS
+for t in 64,16,64,4,4,4 64,16,64,8,2,8 64,16,64,2,8,2 64,8,64,4,2,4 64,8,128,4,1,4 64,16,128,8,1,8 64,16,128,2,4,2 \
+         32,16,64,4,4,8 32,32,64,4,8,4; do
+  vk "portable_d128_$t" "FLASHTILE_VKPT_TILE=128:$t" $B --backend vulkan --dtype f16 --warmup-ms 1000 --iters 5 \
+    --no-grid --path vulkan_portable $(cells 128 4096 0)
 done
 step done
