@@ -174,6 +174,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (!dev_) return;
     fn_.vkDeviceWaitIdle(dev_);
     for (auto& [key, p] : pipelines_) fn_.vkDestroyPipeline(dev_, p, nullptr);
+    for (VkPipeline p : retired_) fn_.vkDestroyPipeline(dev_, p, nullptr);
     for (auto& [name, m] : modules_) fn_.vkDestroyShaderModule(dev_, m, nullptr);
     if (desc_pool_) fn_.vkDestroyDescriptorPool(dev_, desc_pool_, nullptr);
     fn_.vkDestroyPipelineLayout(dev_, pipe_layout_, nullptr);
@@ -634,6 +635,14 @@ class VulkanDevice final : public detail::DeviceImpl {
 
   VkPipeline pipeline(const PipelineKey& k) {
     auto it = pipelines_.find(k);
+    // FLASHTILE_VK_FRESH_PIPELINES=1 (diagnostic): a new VkPipeline for every call, the old ones kept until the device
+    // goes (a submission may still use them). Tells whether coopmat2's slow mode follows the pipeline object or the
+    // process (bench/results/2026-11-29_h200_session3).
+    if (it != pipelines_.end() && fresh_pipelines_) {
+      retired_.push_back(it->second);
+      pipelines_.erase(it);
+      it = pipelines_.end();
+    }
     if (it != pipelines_.end()) return it->second;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> spec = {
         {kSpecHeadDim, k.head_dim}, {kSpecCausal, k.causal},   {kSpecDType, k.dtype},
@@ -903,6 +912,11 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::uint32_t ring_next_ = 0;
   std::map<std::string, VkShaderModule> modules_;
   std::map<PipelineKey, VkPipeline> pipelines_;
+  std::vector<VkPipeline> retired_;  // FLASHTILE_VK_FRESH_PIPELINES: replaced pipelines, destroyed with the device
+  const bool fresh_pipelines_ = [] {
+    const char* e = std::getenv("FLASHTILE_VK_FRESH_PIPELINES");
+    return e && std::string(e) == "1";
+  }();
   std::map<Path, std::vector<ShaderVariant>> tables_;  // filled once in init(), read-only afterwards
   std::map<Path, std::vector<std::string>> device_reasons_;  // per variant of tables_: "" when the device can run it
   std::string only_variant_;                                 // FLASHTILE_VK_VARIANT, read once

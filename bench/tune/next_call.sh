@@ -6,7 +6,8 @@
 # 0. Compiler statistics of the coopmat2 and KHR pipelines (FLASHTILE_VK_PIPELINE_STATS, first use on the H200): is
 #    coopmat2 d256 short of registers (O in f32 over 64x256)?
 # 1. coopmat2's slow mode: is it per process, per pipeline, or the driver's shader disk cache? The same cell in
-#    separate processes with and without the disk cache, and twice within one process, each pipeline's compiler
+#    separate processes with and without the disk cache, twice within one process, and with a new pipeline object for
+#    every call (FLASHTILE_VK_FRESH_PIPELINES=1), each pipeline's compiler
 #    statistics printed: if slow pipelines differ there (registers, spills), the library can detect and recompile.
 # 2. coopmat2 options re-timed in two processes each: session 2 chose d128/d256 options from single processes, some
 #    of which were likely slow-mode figures (aligned d128 221 then 53; d256 narrow+fold causal 24); lazy rescaling
@@ -25,6 +26,9 @@ step "slow mode"
 for i in 1 2 3; do vk "d256_1k_proc$i" FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1"); done
 for i in 1 2 3; do vk "d256_1k_nocache$i" __GL_SHADER_DISK_CACHE=0 FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1"); done
 vk d256_1k_twice FT_BENCH_TIMES=1 $B $common $(cells 256 1024 "0 1") $(cells 256 1024 "0 1")
+# A new VkPipeline for every call (FLASHTILE_VK_FRESH_PIPELINES): do per-call times flip between modes in one process?
+vk d256_1k_fresh FLASHTILE_VK_FRESH_PIPELINES=1 FT_BENCH_TIMES=1 $B --backend vulkan --dtype f16 --warmup 2 \
+  --warmup-ms 0 --iters 12 --no-grid --path vulkan_coopmat2 $(cells 256 1024 "0 1")
 step "coopmat2 options, two processes each"
 for rep in a b; do
   vk "d128_default_$rep" $B $common $(cells 128 "4096 16384" "0 1")
