@@ -12,7 +12,9 @@
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
 //    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp).
-//  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written), LSE in natural log.
+//  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written), or, in kOTma builds,
+//    through the tile's own Q buffer and one TMA store per consumer (the producer's next Q load waits for it); LSE in
+//    natural log.
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
 #pragma once
 
@@ -31,6 +33,8 @@ struct Sm90Params {
   int m_blocks, batch_heads, tiles;         // tiles = m_blocks * batch_heads
   bool m_major;                             // tile order (sm90_tile)
   float scale_log2;
+  int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
+  CUtensorMap o_map;  // boxes of 64 rows x 64 columns
 };
 
 template <int D, typename T, bool kCausal>
@@ -96,6 +100,25 @@ struct Sm90Softmax {
     tl::row_sum_partial(l_run, s, l_run);
   }
 };
+
+// O of one consumer's 64 rows through shared memory and one TMA store (Sm90Shape::kOTma), for all 128 threads of the
+// consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
+// rows). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer reuse them.
+template <int M, int D, typename T>
+__device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile::st<T, M, D>& staging, int c, int w,
+                                                 tile::rt_fl<16, D>& o, const tile::rv_fl_rows<16>& inv_l,
+                                                 const Sm90Tile& et) {
+  namespace tl = flashtile::tile;
+  tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
+  tl::store(staging, o, c * 64 + w * 16, 0);
+  tl::fence_proxy_async();     // generic-proxy writes, read by the copy engine (async proxy)
+  tl::named_sync(3 + c, 128);  // barriers 1 and 2 are pingpong's
+  if (tl::warpgroup::thread() == 0) {
+    tl::store_async(o_map, staging, et.m_block * M + c * 64, et.head, et.batch, c * 64);
+    tl::store_commit();
+    tl::store_wait<0>();
+  }
+}
 
 template <int D, typename T, bool kCausal>
 __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
@@ -168,8 +191,9 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
   tl::zero(o_acc);
-  // Epilogue of tile t for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE (natural log).
-  auto epilogue = [&](int t, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use) {
+  // Epilogue of tile t for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE (natural log);
+  // O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never loaded).
+  auto epilogue = [&](int t, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
     tl::rv_fl_rows<16> inv_l;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -179,9 +203,11 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
     const Sm90Tile et = tile_of(t);
     const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
     const int valid = p.seqlen_q - row0;
+    const bool via_tma = Sh::kOTma && qb >= 0 && p.o_tma;
+    if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
     if (valid <= 0) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
+    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
     if (p.lse != nullptr && (lane & 3) == 0) {
       float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
 #pragma unroll
@@ -196,7 +222,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
   if constexpr (kCausal) {
     const tl::rv_fl_rows<16> zero{{{0.0f, 0.0f}}};
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
-      if (blocks_of(tile_of(t)) == 0) epilogue(t, zero, zero);
+      if (blocks_of(tile_of(t)) == 0) epilogue(t, zero, zero, -1);
   }
   auto next = [&](int t) {  // this CTA's next tile with keys, from t on
     while (t < p.tiles && blocks_of(tile_of(t)) == 0) t += gridDim.x;
@@ -223,12 +249,10 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
     const int tn = next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
     const int n_blocks = blocks_of(tt), qb = j % Sh::kQBufs;
-    // The warp's first query row is tt.m_block * M + c * 64 + w * 16.
     Sm90Softmax<N, kCausal, Sh::kPolyEvery> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     if (!Sh::kChain) wait_q(j);
-    // Pingpong: the two consumers take turns issuing their wgmmas (named barriers 1 and 2), so one's softmax runs
-    // while the other's matrix products do. Consumer 1 lets consumer 0 go first and skips its last hand-back, which
-    // keeps every barrier's arrivals balanced within each tile.
+    // Pingpong: the consumers take turns issuing wgmmas (named barriers 1, 2), one's softmax under the other's GEMMs.
+    // Consumer 1 lets consumer 0 go first and skips its last hand-back: arrivals stay balanced within each tile.
     auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
     auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
     if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
@@ -240,7 +264,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
     auto qk_done = [&](int it) {
       tl::fence_operand(s_acc);
       tl::arrive(sm.k_empty[(kv + it) % S]);
-      if (it == n_blocks - 1) tl::arrive(sm.q_empty[qb]);
+      if (!Sh::kOTma && it == n_blocks - 1) tl::arrive(sm.q_empty[qb]);
     };
     auto pv_done = [&](int it) {
       tl::fence_operand(o_acc);
@@ -276,10 +300,9 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
       tl::mul_row(o_acc, o_acc, sfx.corr);
       tl::copy(p_reg, s_acc);
     }
-    // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q is in the other buffer), so the
-    // epilogue below runs under it. After the CTA's last tile the same wgmmas re-read this tile's Q and last K
-    // block (nothing loads into them any more) and the result is dropped: ptxas serializes every wgmma of the
-    // kernel when some paths issue one and others do not.
+    // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q: the other buffer), so the epilogue runs
+    // under it. After the CTA's last tile it re-reads this tile's Q and last K block (nothing loads there any more),
+    // result dropped: ptxas serializes every wgmma of the kernel when only some paths issue one.
     const bool has_next = tn < p.tiles;
     wait_v(kv + n_blocks - 1);
     if (Sh::kChain && has_next) {
@@ -294,7 +317,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
     tl::wait<Sh::kChain ? 1 : 0>();
     pv_done(n_blocks - 1);
     kv += n_blocks;
-    epilogue(t, sfx.l_run, sfx.m_use);
+    epilogue(t, sfx.l_run, sfx.m_use, qb);
+    if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
     t = tn;
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
@@ -336,6 +360,12 @@ void sm90_run(const FwdParams& f) {
   p.q_map = q.map;
   p.k_map = k.map;
   p.v_map = v.map;
+  if constexpr (Sh::kOTma) {  // O through TMA where it can address O (else the kernel stores directly)
+    tile::gl4<T> o;
+    p.o_tma = tile::make_gl4(o, static_cast<T*>(f.o), f.batch, f.seqlen_q, f.heads_q, D, f.o_sb, f.o_ss, f.o_sh, 64)
+                  .empty();
+    if (p.o_tma) p.o_map = o.map;
+  }
   p.o = static_cast<T*>(f.o);
   p.lse = f.lse;
   p.o_sb = f.o_sb, p.o_ss = f.o_ss, p.o_sh = f.o_sh;

@@ -11,7 +11,8 @@
 // schedule: 1 = S(n) and P(n-1)·V(n-1) in flight together, softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
-// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY override these for experiments
+// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA override these for
+// experiments
 // (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
 #pragma once
 
@@ -23,6 +24,7 @@ struct Sm90Config {
   int poly_every = 0;               // > 0: every poly_every-th softmax exponential pair on the FMA pipe
                                     // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
   int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
+  bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (not yet timed on the H200: off)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
@@ -40,7 +42,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk};
+  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk, c.o_tma};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -67,6 +69,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_POLY
   c.poly_every = FT_SM90_POLY;
 #endif
+#ifdef FT_SM90_OTMA
+  c.o_tma = FT_SM90_OTMA != 0 && c.q_bufs == 1;
+#endif
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
@@ -85,6 +90,7 @@ struct Sm90Shape {
   static constexpr bool kPingpong = kCfg.schedule >= 2 && kConsumers == 2;
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
+  static constexpr bool kOTma = kCfg.o_tma;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
   // tile's last P·V, so the epilogue runs under it.
   static constexpr bool kChain = !kPingpong && kQBufs == 2;
@@ -96,6 +102,7 @@ struct Sm90Shape {
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
   static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
   static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");
+  static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
 };
 
 }  // namespace flashtile::cuda

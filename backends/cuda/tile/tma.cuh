@@ -3,8 +3,9 @@
 //   load_async(st, map, bar, row, head, batch)   one thread: copies rows [row, row+R) x all C columns of (head,
 //                               batch) into st as C/64 boxes, completing on mbarrier bar (announce the bytes with
 //                               arrive_expect_tx(bar, st::kBytes) first). Rows past the tensor end arrive as zeros.
-//   store_async(map, st, row, head, batch)       one thread: shared -> global; rows past the end are clipped.
-//                               Writers of st need fence_proxy_async() + a barrier before it.
+//   store_async(map, st, row, head, batch, r0)   one thread: shared -> global, from row r0 (multiple of 8) of st,
+//                               a box of the map's rows; rows past the end are clipped. Writers of st need
+//                               fence_proxy_async() + a barrier before it.
 //   store_commit(), store_wait<N>()              bulk-group completion for stores (wait<0>: all done reading smem).
 //   prefetch(map)                               warm the descriptor cache.
 // The map must describe boxes of R rows x 64 columns (make_gl4 with box_rows = R).
@@ -52,10 +53,10 @@ __device__ __forceinline__ void load_async(st<T, R, C>& s, const CUtensorMap* ma
 }
 template <typename T, int R, int C>
 __device__ __forceinline__ void store_async(const CUtensorMap* map, const st<T, R, C>& s, int row, int head,
-                                            int batch) {
+                                            int batch, int r0 = 0) {
 #pragma unroll
   for (int b = 0; b < st<T, R, C>::kBlocks; ++b)
-    tma_store_4d(map, s.block_addr(b), b * st<T, R, C>::kBlockCols, row, head, batch);
+    tma_store_4d(map, s.block_addr(b, r0), b * st<T, R, C>::kBlockCols, row, head, batch);
 }
 
 }  // namespace flashtile::tile
