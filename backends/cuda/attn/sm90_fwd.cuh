@@ -121,7 +121,7 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
 }
 
 template <int D, typename T, bool kCausal>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, 1)
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, kCausal>::kCtasPerSm)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
@@ -378,8 +378,9 @@ void sm90_run(const FwdParams& f) {
   auto kernel = &sm90_fwd_kernel<D, T, kCausal>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
-  // One CTA per SM (the smem budget allows no second one), each looping over tiles; or one CTA per tile (ctas 0).
-  int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms : 0;
+  // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
+  // tile (ctas 0).
+  int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * Sh::kCtasPerSm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
   p.m_major = kCausal && ctas > 0;

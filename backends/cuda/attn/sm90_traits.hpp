@@ -94,11 +94,19 @@ struct Sm90Shape {
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
   // tile's last P·V, so the epilogue runs under it.
   static constexpr bool kChain = !kPingpong && kQBufs == 2;
-  static constexpr int kProducerRegs = 24;                           // the producer only issues TMA
-  static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;  // 24*128 + regs*128*consumers <= 64K
   static constexpr int kSmemBytes =
       2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
   static_assert(kSmemBytes <= 227 * 1024, "sm90 tiles exceed shared memory");
+  // CTAs per SM: one consumer with tiles that fit twice runs two CTAs, whose tiles interleave on the tensor cores the
+  // way pingpong's consumers do, without a handshake (an experiment, e.g. FT_SM90_CFG128="1:64:2:1:1"); else one.
+  // Not at d256: two CTAs cap the kernel at 128 registers a thread when compiled, and O alone takes 128.
+  static constexpr int kCtasPerSm = kConsumers == 1 && D <= 128 && 2 * (kSmemBytes + 1024) <= 228 * 1024 ? 2 : 1;
+  static constexpr int kProducerRegs = 24;  // the producer only issues TMA
+  // The SM's 64K registers, shared by its CTAs: 24*128 + regs*128*consumers per CTA (multiple of 8, at most 240).
+  static constexpr int kConsumerRegs =
+      (65536 / kCtasPerSm - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8 > 240
+          ? 240
+          : (65536 / kCtasPerSm - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8;
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
   static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
   static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");
