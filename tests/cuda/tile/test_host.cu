@@ -1,0 +1,60 @@
+// Host-side parts of the tile framework and the sm90 traits, checked without a GPU (tile_tests runs these even where
+// it skips the device tests): TMA addressability rules (gl.cuh), the 128B swizzle of shared tiles (st.cuh), and the
+// sm90 configuration parser and derived shapes (attn/sm90_traits.hpp), partly at compile time.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "attn/sm90_traits.hpp"
+#include "util.cuh"
+
+namespace tl = flashtile::tile;
+namespace fc = flashtile::cuda;
+
+// The parser keeps the fields a string leaves out, and each field lands where the comment says.
+constexpr fc::Sm90Config kBase{2, 176, 2, 1};
+static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).consumers == 3);
+static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).block_n == 128);
+static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).stages == 4);
+static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).schedule == 2);
+static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).q_bufs == 2);
+static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).poly_every == 8);
+static_assert(fc::sm90_parse_config("1:64", kBase).stages == 2 && fc::sm90_parse_config("1:64", kBase).block_n == 64);
+// Register budgets: the producer's 24 plus the consumers' must fit the SM's 64K registers for every CTA it runs.
+template <int D, bool kCausal>
+constexpr bool regs_fit() {
+  using Sh = fc::Sm90Shape<D, kCausal>;
+  return (Sh::kProducerRegs * 128 + Sh::kConsumerRegs * 128 * Sh::kConsumers) * Sh::kCtasPerSm <= 65536 &&
+         Sh::kConsumerRegs % 8 == 0 && Sh::kConsumerRegs <= 256;
+}
+static_assert(regs_fit<64, false>() && regs_fit<64, true>() && regs_fit<128, false>() && regs_fit<128, true>() &&
+              regs_fit<256, false>() && regs_fit<256, true>());
+static_assert(fc::Sm90Shape<128, false>::kCtasPerSm == 1, "the default configs run one CTA per SM");
+
+TEST_CASE("host: TMA addressability rules name the broken rule") {
+  alignas(16) static char buf[64];  // only the address is inspected
+  CHECK(tl::tma_unsupported(buf, 1 << 20, 1024, 128, 2).empty());
+  CHECK(tl::tma_unsupported(buf + 2, 1 << 20, 1024, 128, 2).find("base address") != std::string::npos);
+  CHECK(tl::tma_unsupported(buf, 1 << 20, 1028, 128, 2).find("seq stride") != std::string::npos);
+  CHECK(tl::tma_unsupported(buf, 1 << 20, 1024, 132, 2).find("head stride") != std::string::npos);
+  CHECK(tl::tma_unsupported(buf, (1 << 20) + 4, 1024, 128, 2).find("batch stride") != std::string::npos);
+  CHECK(tl::tma_unsupported(buf, std::int64_t{1} << 40, 1024, 128, 2).find("out of TMA range") != std::string::npos);
+}
+
+TEST_CASE("host: shared tiles use the 128-byte swizzle and each element has its own slot") {
+  using S = tl::st<tl::bf16, 16, 128>;
+  std::set<std::uint32_t> seen;
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 128; ++c) {
+      const std::uint32_t off = S::byte_offset(r, c);
+      // Column block c / 64, row r, 16-byte chunk (c % 64) / 8 XOR r % 8, element c % 8 inside it.
+      const std::uint32_t want =
+          (c / 64) * 16 * 128 + r * 128 + ((((c % 64) / 8) ^ (r % 8)) * 16) + (c % 8) * 2;
+      CHECK(off == want);
+      seen.insert(off);
+    }
+  CHECK(seen.size() == 16u * 128u);
+  CHECK(*seen.rbegin() < static_cast<std::uint32_t>(S::kBytes));
+}
