@@ -1,13 +1,15 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
-// CTA per SM, CTA b works through tiles b, b + grid, ... (order: sm90_tile); otherwise one CTA per tile. Ring slots
+// CTA per SM (two for kCtasPerSm configs), CTA b works through tiles b, b + grid, ... (order: sm90_tile); otherwise
+// one CTA per tile. Ring slots
 // and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while the
 // consumers still finish the current one (last P·V, epilogue). With Q double-buffered (kChain), the next tile's first
 // Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs while it computes.
 // Roles of one CTA:
-//  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty),
-//    then K and V tiles into two kStages-deep rings (in the order the consumers use them: K0, K1, V0, K2, V1, ...);
+//  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty;
+//    kOTma: once its epilogue did, so K0 goes first), then K and V tiles into two kStages-deep rings (in the order
+//    the consumers use them: K0, K1, V0, K2, V1, ...);
 //    a slot is refilled once every consumer released it (k_empty / v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
@@ -112,7 +114,8 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
   tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
   tl::store(staging, o, c * 64 + w * 16, 0);
   tl::fence_proxy_async();     // generic-proxy writes, read by the copy engine (async proxy)
-  tl::named_sync(3 + c, 128);  // barriers 1 and 2 are pingpong's
+  if (c == 0) tl::named_sync(3, 128);  // constant ids (1 and 2 are pingpong's): a runtime id makes ptxas reserve all 16
+  else tl::named_sync(4, 128);
   if (tl::warpgroup::thread() == 0) {
     tl::store_async(o_map, staging, et.m_block * M + c * 64, et.head, et.batch, c * 64);
     tl::store_commit();
@@ -170,12 +173,14 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
         const int n_blocks = blocks_of(tt);
         if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
         const int qb = j % Sh::kQBufs;
+        if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
         tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
         tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
         tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], tt.m_block * M, tt.head, tt.batch);
         // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
         for (int it = 0; it <= n_blocks; ++it) {
-          if (it < n_blocks) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
+          if (it < n_blocks && (!Sh::kOTma || it > 0))
+            load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
           if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N, tt);
         }
         kv += n_blocks;
@@ -380,7 +385,14 @@ void sm90_run(const FwdParams& f) {
              "cudaFuncSetAttribute");
   // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
   // tile (ctas 0).
-  int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * Sh::kCtasPerSm : 0;
+  int per_sm = 1;
+  if constexpr (Sh::kCtasPerSm > 1) {  // two CTAs per SM only where they are resident together (carveout, barriers)
+    sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    sm90_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Sh::kThreads, Sh::kSmemBytes),
+               "occupancy");
+    per_sm = std::clamp(per_sm, 1, Sh::kCtasPerSm);
+  }
+  int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * per_sm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
   p.m_major = kCausal && ctas > 0;

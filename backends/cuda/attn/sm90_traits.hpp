@@ -70,7 +70,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.poly_every = FT_SM90_POLY;
 #endif
 #ifdef FT_SM90_OTMA
-  c.o_tma = FT_SM90_OTMA != 0 && c.q_bufs == 1;
+  c.o_tma = FT_SM90_OTMA != 0 && c.q_bufs == 1;  // not with a double-buffered Q (chained tiles): those keep direct stores
 #endif
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
@@ -102,11 +102,16 @@ struct Sm90Shape {
   // Not at d256: two CTAs cap the kernel at 128 registers a thread when compiled, and O alone takes 128.
   static constexpr int kCtasPerSm = kConsumers == 1 && D <= 128 && 2 * (kSmemBytes + 1024) <= 228 * 1024 ? 2 : 1;
   static constexpr int kProducerRegs = 24;  // the producer only issues TMA
-  // The SM's 64K registers, shared by its CTAs: 24*128 + regs*128*consumers per CTA (multiple of 8, at most 240).
+  // setmaxnreg moves registers within the CTA's own pool: kThreads x the entry count, which ptxas sets to 64K /
+  // (kThreads x kCtasPerSm) rounded down to a multiple of 8 under __launch_bounds__(kThreads, kCtasPerSm). The
+  // consumers take what the producer's 24 leave (a multiple of 8, at most 240); asking for more would hang.
+  static constexpr int kEntryRegs = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
   static constexpr int kConsumerRegs =
-      (65536 / kCtasPerSm - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8 > 240
+      (kEntryRegs * kThreads - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8 > 240
           ? 240
-          : (65536 / kCtasPerSm - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8;
+          : (kEntryRegs * kThreads - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= kEntryRegs * kThreads,
+                "setmaxnreg budget exceeds the CTA's register pool");
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
   static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
   static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");

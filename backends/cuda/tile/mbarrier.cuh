@@ -9,8 +9,9 @@
 //                                  (how a producer waits on "empty" barriers in its first round).
 //   named_sync(id, threads) / named_arrive(id, threads)   bar.sync / bar.arrive on hardware barrier id (1..15;
 //                                  0 is __syncthreads), for a subset of warps (threads: multiple of 32).
-//   setmaxnreg_inc<N>() / setmaxnreg_dec<N>()   re-balance registers between warpgroups (sm_90a; the kernel
-//                                  needs __launch_bounds__(threads, 1)); N multiple of 8 in [24, 256].
+//   setmaxnreg_inc<N>() / setmaxnreg_dec<N>()   re-balance registers between warpgroups (sm_90a; the kernel needs
+//                                  __launch_bounds__, and inc only takes what the CTA's own pool holds: kThreads x
+//                                  the entry register count); N multiple of 8 in [24, 256].
 #pragma once
 
 #include <cstdint>

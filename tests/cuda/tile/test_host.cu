@@ -22,16 +22,20 @@ static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).schedule == 2);
 static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).q_bufs == 2);
 static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).poly_every == 8);
 static_assert(fc::sm90_parse_config("1:64", kBase).stages == 2 && fc::sm90_parse_config("1:64", kBase).block_n == 64);
-// Register budgets: the producer's 24 plus the consumers' must fit the SM's 64K registers for every CTA it runs.
+// Register budgets: setmaxnreg only moves registers within a CTA's pool (kThreads x the entry count), and the CTAs
+// of an SM share its 64K registers.
 template <int D, bool kCausal>
 constexpr bool regs_fit() {
   using Sh = fc::Sm90Shape<D, kCausal>;
-  return (Sh::kProducerRegs * 128 + Sh::kConsumerRegs * 128 * Sh::kConsumers) * Sh::kCtasPerSm <= 65536 &&
-         Sh::kConsumerRegs % 8 == 0 && Sh::kConsumerRegs <= 256;
+  return Sh::kProducerRegs * 128 + Sh::kConsumerRegs * 128 * Sh::kConsumers <= Sh::kEntryRegs * Sh::kThreads &&
+         Sh::kEntryRegs * Sh::kThreads * Sh::kCtasPerSm <= 65536 && Sh::kConsumerRegs % 8 == 0 &&
+         Sh::kConsumerRegs <= 256;
 }
 static_assert(regs_fit<64, false>() && regs_fit<64, true>() && regs_fit<128, false>() && regs_fit<128, true>() &&
               regs_fit<256, false>() && regs_fit<256, true>());
 static_assert(fc::Sm90Shape<128, false>::kCtasPerSm == 1, "the default configs run one CTA per SM");
+static_assert(fc::Sm90Shape<128, false>::kConsumerRegs == 240 && fc::Sm90Shape<64, false>::kConsumerRegs == 160,
+              "two consumers get 240 registers (pool 168 x 384), three 160 (pool 128 x 512)");
 
 TEST_CASE("host: TMA addressability rules name the broken rule") {
   alignas(16) static char buf[64];  // only the address is inspected
