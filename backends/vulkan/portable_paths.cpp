@@ -99,6 +99,7 @@ ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
 // that head dim to the row shader).
 struct TileConfig {
   std::uint32_t dim, block_m, block_n, wg, s_tm, s_tn, o_tm;
+  bool operator==(const TileConfig&) const = default;
 };
 // H200, f16, S 4096 (non-causal/causal; bench/results/2026-11-29_h200_session3, calls 1 and 3): d 64
 // 64,16,128,4,2,4 28.3/27.2 TFLOP/s (64,16,64,4,4,4: 25.0/23.2 in the second session); d 128 64,16,128,4,2,4 27.8,
@@ -156,11 +157,7 @@ std::vector<TileConfig> tile_configs() {
                      item.c_str(), dim, why.c_str());
     }
   }
-  auto same = [](const TileConfig& a, const TileConfig& b) {
-    return a.dim == b.dim && a.block_m == b.block_m && a.block_n == b.block_n && a.wg == b.wg && a.s_tm == b.s_tm &&
-           a.s_tn == b.s_tn && a.o_tm == b.o_tm;
-  };
-  out.erase(std::unique(out.begin(), out.end(), same), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -9,7 +9,7 @@ step "cuda grid"
 g $V/sm90_check_base --bench-only --grid
 g $V/sm90_check_s2 --bench-only --grid --grid-smax 4096
 g $V/sm90_check_sh0s2 --bench-only --grid --grid-smax 4096
-timeout 150 python3 tests/cuda/sm90_peer.py --grid >> "$OUT/grid.log" 2>&1; echo "peers exit $?" >> "$OUT/grid.log"
+FT_PEERS_TIMEOUT=150 peers_grid
 step "ncu"
 N="ncu --clock-control none --launch-skip 4 --launch-count 1 --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis"
 for cell in 128,512,0 128,512,1; do

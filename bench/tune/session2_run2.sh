@@ -11,7 +11,7 @@ g $V/sm90_check_base --bench-only --grid
 g $V/sm90_check_chain --bench-only --grid --grid-d 64
 g $V/sm90_check_chain --bench-only --grid --grid-d 128
 g $V/sm90_check_s3 --bench-only --grid
-timeout 150 python3 tests/cuda/sm90_peer.py --grid >> "$OUT/grid.log" 2>&1; echo "peers exit $?" >> "$OUT/grid.log"
+FT_PEERS_TIMEOUT=150 peers_grid
 step "vulkan"
 B=.bundle/flashtile_bench
 vk() { local tag=$1; shift; echo "# $tag" >> "$OUT/vk.csv"; timeout 120 env "$@" --csv /tmp/vk.csv >> "$OUT/vk_times.log" 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv"; }

@@ -14,8 +14,7 @@ g $V/sm90_check_base --bench-only --grid
 g $V/sm90_check_chain --bench-only --grid --grid-d 64 --grid-smax 4096
 g $V/sm90_check_chain --bench-only --grid --grid-d 128 --grid-smax 4096
 g $V/sm90_check_s3 --bench-only --grid --grid-d 128 --grid-smax 4096
-timeout 100 python3 tests/cuda/sm90_peer.py --grid >> "$OUT/grid.log" 2>&1; echo "peers exit $?" >> "$OUT/grid.log"
-grep -c "^bench" "$OUT/grid.log"; grep -c "^peer" "$OUT/grid.log"; grep "^exit" "$OUT/grid.log"
+FT_PEERS_TIMEOUT=100 peers_grid
 step "vulkan"
 B=.bundle/flashtile_bench
 vk() { local tag=$1; shift; if [ $(( $(date +%s) - t0 )) -gt 300 ]; then echo "skipped (time) $tag"; return; fi; echo "# $tag" >> "$OUT/vk.csv"; timeout 150 env "$@" --csv /tmp/vk.csv > /tmp/vk.txt 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv"; }

@@ -2,15 +2,14 @@
 //
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
 // CTA per SM (two for kCtasPerSm configs), CTA b works through tiles b, b + grid, ... (order: sm90_tile); otherwise
-// one CTA per tile. Ring slots
-// and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while the
-// consumers still finish the current one (last P·V, epilogue). With Q double-buffered (kChain), the next tile's first
+// one CTA per tile. Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V
+// blocks load while the consumers still finish the current one (last P·V, epilogue). With Q double-buffered (kChain), the next tile's first
 // Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs while it computes.
 // Roles of one CTA:
 //  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty;
 //    kOTma: once its epilogue did, so K0 goes first), then K and V tiles into two kStages-deep rings (in the order
-//    the consumers use them: K0, K1, V0, K2, V1, ...);
-//    a slot is refilled once every consumer released it (k_empty / v_empty mbarriers).
+//    the consumers use them: K0, K1, V0, K2, V1, ...); a slot is refilled once every consumer released it (k_empty /
+//    v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
 //    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp).

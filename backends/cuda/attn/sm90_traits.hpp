@@ -12,9 +12,10 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA override these for
-// experiments
-// (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
+// experiments (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
 #pragma once
+
+#include <algorithm>
 
 namespace flashtile::cuda {
 
@@ -107,9 +108,7 @@ struct Sm90Shape {
   // consumers take what the producer's 24 leave (a multiple of 8, at most 240); asking for more would hang.
   static constexpr int kEntryRegs = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
   static constexpr int kConsumerRegs =
-      (kEntryRegs * kThreads - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8 > 240
-          ? 240
-          : (kEntryRegs * kThreads - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8;
+      std::min(240, (kEntryRegs * kThreads - kProducerRegs * 128) / (128 * kConsumers) / 8 * 8);
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= kEntryRegs * kThreads,
                 "setmaxnreg budget exceeds the CTA's register pool");
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");

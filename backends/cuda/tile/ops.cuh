@@ -187,8 +187,8 @@ __device__ __forceinline__ void exp2_fma_row(rt_fl<R, C>& d, const rt_fl<R, C>& 
     const float2 a = s.v[i][j][k];
     bool poly = false;
     if constexpr (kPolyEvery > 0) poly = (j * 4 + k) % kPolyEvery == 0;
-    if (poly) d.v[i][j][k] = make_float2(poly_exp2(fmaf(a.x, x, -b)), poly_exp2(fmaf(a.y, x, -b)));
-    else d.v[i][j][k] = make_float2(fast_exp2(fmaf(a.x, x, -b)), fast_exp2(fmaf(a.y, x, -b)));
+    auto e2 = [&](float y) { return poly ? poly_exp2(fmaf(y, x, -b)) : fast_exp2(fmaf(y, x, -b)); };
+    d.v[i][j][k] = make_float2(e2(a.x), e2(a.y));
   });
 }
 
