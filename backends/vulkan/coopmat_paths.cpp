@@ -117,14 +117,16 @@ struct Cm2Opt {
 // avoids 256 invocations for head dims not a multiple of 32 for this reason).
 std::uint32_t cm2_narrow_auto(const Cm2Tile& t) { return std::min(t.wg <= 128 ? 16u : 32u, t.block_n); }
 
-// Defaults per head dim, f16, from the H200 (bench/results/2026-11-29_h200_session2, 1 s warm-up, GPU timestamps):
-// d 64 aligned+narrow+fold 219/195/232/216 TFLOP/s (4k, 4k causal, 16k, 16k causal) vs 132/117/142/125 without;
-// d 128 narrow+fold 183/156/193/176 vs 174/150/181/167 (aligned was faster on 3 cells but 65.6 at 4k causal);
-// d 256 none (aligned 38/26 and narrow+fold 101/24 vs 102/92).
-Cm2Opt cm2_default_opt(std::uint32_t d, const Cm2Tile& t) {
+// Defaults, f16, from the H200 (1 s warm-up, GPU timestamps), TFLOP/s at 4k, 4k causal, 16k, 16k causal:
+// d 64 aligned+narrow+fold 219/195/232/216 vs 132/117/142/125 without (bench/results/2026-11-29_h200_session2);
+// session 4 (bench/results/2026-11-29_h200_session4), each the same in two processes: d 128 with the 64,64,128 tile
+// 224/203/234/219 vs narrow+fold alone 163/147/174/160 and the former 128,64,256 narrow+fold default 183/156/192/176;
+// d 256 126/112/130/129 vs 109/98/111/109 (narrow+fold), 102/92/101/101 (none) and 72/67/72/71 (lazy rescaling).
+// Session 2's figures against aligned at d 128/256 were taken at the GPU's idle clock (DEVELOPERS.md, "slow mode").
+Cm2Opt cm2_default_opt(const Cm2Tile& t) {
   Cm2Opt o;
-  if (d == 64) o.aligned = 1;
-  if (d <= 128) o.narrow = cm2_narrow_auto(t), o.fold = 1;
+  o.aligned = 1;
+  o.narrow = cm2_narrow_auto(t), o.fold = 1;
   return o;
 }
 
@@ -132,9 +134,9 @@ Cm2Opt cm2_default_opt(std::uint32_t d, const Cm2Tile& t) {
 // load full K/V tiles unclamped with visibly aligned strides), "alignhint" (id 23 = 2: the same alignment shown, every
 // load clamped), "narrow" (id 24 at the granularity above) or "narrowN" (N columns, a multiple of 8 up to block_n),
 // "fold" (id 25), "lazy" (id 26; implies narrow and fold). Unknown words are reported once and ignored.
-Cm2Opt cm2_opt(std::uint32_t d, const Cm2Tile& t) {
+Cm2Opt cm2_opt(const Cm2Tile& t) {
   const char* env = std::getenv("FLASHTILE_VKCM2_OPT");
-  if (!env) return cm2_default_opt(d, t);
+  if (!env) return cm2_default_opt(t);
   Cm2Opt o;
   std::string s(env);
   for (std::size_t pos = 0; pos <= s.size();) {
@@ -191,12 +193,10 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
       unsigned bm = 0, bn = 0, wg = 0;
       if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
     }
-    // H200, 2026-11-29, d 128, S 16384 (host clock): 128,64,256 177/166 TFLOP/s (full/causal), 64,64,128 146/53,
-    // 128,128,256 164/70, 64,128,128 124/28, 64,64,256 97/94. GPU timestamps, clamped loads, d128 1k/4k/16k:
-    // 128,64,256 134/162/102 (causal 109/51/51), 64,64,128 124/48/83 (106/133/76): a tie within this run's spread.
-    // d 64 and 256 keep the configurations the conformance suite ran on the H200 (d256 64,64,128: +5%, untested).
-    if (d == 128) return Cm2Tile{128, 64, 256};
-    return d < 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{64, 32, 128};
+    // Session 4 (bench/results/2026-11-29_h200_session4, two processes each, with aligned+narrow+fold): d 128
+    // 64,64,128 beat the former 128,64,256 by 22-30%. Earlier single-process sweeps here mixed in idle-clock figures.
+    // d 256: 64,32,128 spills (255 registers, 448 bytes local); smaller O per invocation is untimed.
+    return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{64, 32, 128};
   }
   // bf16 stages K/V (one buffer) and Q in shared memory: keep within 48 KB.
   return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
@@ -259,7 +259,7 @@ std::vector<ShaderVariant> coopmat2_variants() {
       ShaderVariant v;
       v.path = Path::VulkanCoopmat2;
       const bool staged = dt != DType::F16 || cm2_stage_f16();
-      const Cm2Opt opt = cm2_opt(d, t);
+      const Cm2Opt opt = cm2_opt(t);
       v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg) +
                  cm2_opt_name(opt);
       v.spirv = "attn_coopmat2";

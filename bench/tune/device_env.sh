@@ -1,7 +1,8 @@
 # Sourced by the session scripts here (on the device, repo root): logs everything to $OUT/$FT_LOG, defines
 # step (a timed heading), g (one timed grid binary, appended to $OUT/grid.log, killed after $FT_GRID_TIMEOUT s),
-# peers_grid, vk (below) and cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), unpacks the carried Vulkan loader and
-# points the loader and the binaries at it and at the carried .bundle.
+# peers_grid, vk (below), cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), ck (a check, its
+# verdict lines appended to $OUT/checks.log), clocks_start/mark (SM clock samples every 100 ms into $OUT/clocks.log,
+# with markers), unpacks the carried Vulkan loader and points the loader and the binaries at it and at the .bundle.
 # Scripts sourcing this must not use a bare `wait`: with stdout in the tee below it hung past every job's end in
 # three calls (session 2 call 3, session 3 calls 1 and 3) until the device limit; wait on explicit PIDs or run
 # sequentially. Keep at most 8 files under $OUT (the device tool brings back 8).
@@ -20,3 +21,12 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 export LD_LIBRARY_PATH=$PWD/.bundle PYTHONUNBUFFERED=1
+ck() { echo "== $*" >> "$OUT/checks.log"; timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"; }
+# The Vulkan slow mode was the SM clock at 345 MHz (session 4): sample it in calls that time Vulkan; kill "$clk" at
+# the end.
+clocks_start() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,pstate,power.draw,utilization.gpu --format=csv,noheader -lms 100 \
+    >> "$OUT/clocks.log" 2>&1 &
+  clk=$!
+}
+mark() { echo "MARK $(date -u '+%Y/%m/%d %H:%M:%S.%N' | cut -c1-23) $*" >> "$OUT/clocks.log"; }

@@ -25,7 +25,7 @@ struct Sm90Config {
   int poly_every = 0;               // > 0: every poly_every-th softmax exponential pair on the FMA pipe
                                     // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
   int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
-  bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (not yet timed on the H200: off)
+  bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
@@ -52,9 +52,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   Sm90Config c = d == 64    ? Sm90Config{3, 128, 4, 1}
                  : d == 128 ? (causal ? Sm90Config{2, 128, 2, 1} : Sm90Config{2, 176, 2, 1})
                             : Sm90Config{2, 80, 2, 1};
-  // Causal: persistent only where it beat one CTA per tile across the two full runs of 2026-11-29
-  // (bench/results/2026-11-29_h200_final): d64 to 1k, d128 at 512, never at d256.
+  // O leaves through a TMA store where that won against direct stores in the same call, both kernels timed twice
+  // interleaved (bench/results/2026-11-29_h200_session4, call 4): d128 causal +9/+5/+2% at 512/1k/2k, even at 4k-8k,
+  // -4% at 16k; d256 non-causal +3..12% everywhere. d256 causal spills 40 bytes with it and lost 4-9% from 4k on; d64
+  // and d128 non-causal gained nothing. Those keep direct stores.
+  c.o_tma = (d == 128 && causal) || (d == 256 && !causal);
+  // Persistent only where it beat one CTA per tile: causal d64 to 1k and d128 at 512, never at d256
+  // (bench/results/2026-11-29_h200_final); d256 non-causal with the TMA store at 512 only (session 4).
   if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
+  else if (d == 256) c.persistent_max_sk = 512;
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
 #endif
@@ -71,8 +77,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.poly_every = FT_SM90_POLY;
 #endif
 #ifdef FT_SM90_OTMA
-  c.o_tma = FT_SM90_OTMA != 0 && c.q_bufs == 1;  // not with a double-buffered Q (chained tiles): those keep direct stores
+  c.o_tma = FT_SM90_OTMA != 0;
 #endif
+  c.o_tma = c.o_tma && c.q_bufs == 1;  // a double-buffered Q (chained tiles) keeps direct stores
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
@@ -114,6 +121,7 @@ struct Sm90Shape {
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
   static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
   static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");
+  static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
 };
 

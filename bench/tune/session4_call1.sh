@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN YET: the CUDA tuning call planned for session 4 (DEVELOPERS.md, status). Build first, here (~4 min):
+# Session 4, device call 1 (results: bench/results/2026-11-29_h200_session4/call1). Built from commit 85952e1 (~4 min):
 #   tests/cuda/build_variants.sh build-var5 'base=' 'otma=-DFT_SM90_OTMA=1' 'chain=-DFT_SM90_CFG128="2:128:2:1:2"' \
 #     'two=-DFT_SM90_CFG64="1:128:2:1:1" -DFT_SM90_CFG128="1:64:2:1:1"' 'two80=-DFT_SM90_CFG128="1:80:2:1:1"' \
 #     && rm -rf build-var5/obj && cmake --build build -j2 && bash bench/make_bundle.sh build .bundle
