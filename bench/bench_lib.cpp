@@ -75,8 +75,8 @@ void usage(std::FILE* f) {
       "  --causal 0|1          only non-causal or causal (default both)\n"
       "  --shape B,Sq,Sk,Hq,Hkv,D[,causal]  an extra case (repeatable), in each --dtype: GQA, batch-1 long context\n"
       "  --no-grid             only the --shape cases;  --quick  the grid at seqlen 1024 and 8192 only\n"
-      "  --warmup N (5)  --warmup-ms T (200): at least N calls and T ms before timing, after a first\n"
-      "                        call that builds the pipeline (GPU clocks drop while it compiles)\n"
+      "  --warmup N (5)  --warmup-ms T (200): at least N calls and T ms before timing, counted after\n"
+      "                        prepare_attention built the pipeline (GPU clocks drop while it compiles)\n"
       "  --iters N (30): median of N timed calls;  --sets N: input sets rotated (default: enough\n"
       "                        to move 512 MiB per rotation, 2..16)\n"
       "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
@@ -496,11 +496,10 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
       }
     }
     // Warm up by count and by time: GPU clocks ramp up after an idle gap. With one warm-up call, the H200's Vulkan
-    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_final). The first call builds the
-    // pipeline: seconds without the driver's shader cache, the GPU idle meanwhile and its clock down to 345 MHz; the
-    // timed warm-up starts after it, or its clock never ramps back up (the "slow mode", session 4 call 6).
-    attention_forward(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
-    dev.sync();
+    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_final). The pipeline is built first:
+    // seconds without the driver's shader cache, the GPU idle meanwhile and its clock down to 345 MHz; the timed
+    // warm-up starts after it, or the clock may not ramp back up in time (the "slow mode", session 4 call 6).
+    prepare_attention(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
     const auto w0 = std::chrono::steady_clock::now();
     for (int i = 0; i < a.warmup || (i < 10000 && std::chrono::duration<double, std::milli>(
                                                       std::chrono::steady_clock::now() - w0).count() < a.warmup_ms);

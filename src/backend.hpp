@@ -77,6 +77,8 @@ class DeviceImpl {
 
   // Choose the path for a validated call. `forced` set: that path or an Error(Unsupported) naming why not.
   virtual Plan plan(const AttnArgs& args, const std::optional<Path>& forced) const = 0;
+  // Build what a planned call needs (Vulkan: its pipelines) without running it. Nothing to build by default.
+  virtual void prepare(const Plan&, const AttnArgs&) {}
   // Run (or record) a planned call. Synchronous unless args.cuda_stream / args.vk_command_buffer is set.
   virtual void run(const Plan& plan, const AttnArgs& args) = 0;
   virtual void sync() = 0;

@@ -171,6 +171,18 @@ ft_status parse_name(const char* name, int* out, Parse parse) {
 
 void make_tensor(ft_tensor** out, flashtile::Tensor t) { *out = new ft_tensor{std::move(t)}; }
 
+using PlanFn = flashtile::Result (*)(const flashtile::Tensor&, const flashtile::Tensor&, const flashtile::Tensor&,
+                                     const flashtile::Tensor&, const flashtile::Tensor*, const flashtile::Options&);
+ft_status plan_with(PlanFn fn, const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
+                    const ft_tensor* lse, const ft_options* options, ft_result* result) {
+  return guarded([&] {
+    require(q != nullptr && k != nullptr && v != nullptr && out != nullptr, "q, k, v, out: must not be NULL");
+    flashtile::Options opt = to_options(options);
+    flashtile::Result r =
+        fn(q->tensor, k->tensor, v->tensor, out->tensor, lse != nullptr ? &lse->tensor : nullptr, opt);
+    fill_result(r, result);
+  });
+}
 }  // namespace
 
 extern "C" {
@@ -346,13 +358,12 @@ ft_status ft_attention_forward(const ft_tensor* q, const ft_tensor* k, const ft_
 
 ft_status ft_attention_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
                             const ft_tensor* lse, const ft_options* options, ft_result* result) {
-  return guarded([&] {
-    require(q != nullptr && k != nullptr && v != nullptr && out != nullptr, "q, k, v, out: must not be NULL");
-    flashtile::Options opt = to_options(options);
-    flashtile::Result r = flashtile::plan_attention(q->tensor, k->tensor, v->tensor, out->tensor,
-                                                    lse != nullptr ? &lse->tensor : nullptr, opt);
-    fill_result(r, result);
-  });
+  return plan_with(&flashtile::plan_attention, q, k, v, out, lse, options, result);
+}
+
+ft_status ft_attention_prepare(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
+                               const ft_tensor* lse, const ft_options* options, ft_result* result) {
+  return plan_with(&flashtile::prepare_attention, q, k, v, out, lse, options, result);
 }
 
 }  // extern "C"

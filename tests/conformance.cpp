@@ -101,6 +101,32 @@ TEST_CASE("conformance: unaligned views run or are refused with the alignment ru
       }
 }
 
+TEST_CASE("conformance: prepare_attention builds without running, and the call then runs correctly") {
+  for (const Device& dev : selected_devices()) {
+    for (const bool causal : {false, true}) {
+      cases::Case c{2, 40, 72, 4, 2, 128, causal, DType::F16, false, true};
+      Problem p = make_problem(dev, c, config().seed + (causal ? 1 : 0));
+      Options opt;
+      opt.causal = causal;
+      const auto poisoned = p.out.image();
+      const Result planned = plan_attention(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+      const Result prepared = prepare_attention(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+      CHECK(prepared.path == planned.path);
+      CHECK(prepared.kernel == planned.kernel);
+      CHECK_FALSE(prepared.asynchronous);
+      CHECK_MESSAGE(p.out.image() == poisoned, "prepare_attention wrote to out");
+      const Result r = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+      CHECK(r.kernel == prepared.kernel);
+      const Comparison cmp = compare(p, reference(p, 1.0f / std::sqrt(128.0f)), true);
+      INFO(dev.info().name, " ", r.kernel);
+      CHECK(cmp.rel_error <= out_tolerance(c.dtype));
+      CHECK(cmp.nan_out == 0);
+      CHECK(cmp.bad_masked == 0);
+      CHECK(cmp.lse_error <= lse_tolerance(c.dtype));
+    }
+  }
+}
+
 TEST_CASE("conformance: the default path and the reported path agree") {
   for (const Device& dev : selected_devices()) {
     cases::Case c{1, 33, 47, 4, 2, 64, true, DType::F16, false, true};

@@ -267,6 +267,16 @@ class VulkanDevice final : public detail::DeviceImpl {
     return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")");
   }
 
+  void prepare(const detail::Plan& plan, const detail::AttnArgs& a) override {
+    std::string why;
+    const ShaderVariant* v = pick(plan.path, a, &why);
+    if (!v) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
+    std::lock_guard<std::mutex> lock(mu_);
+    pipeline(key_of(*v, a));
+    if (choose_splits(*v, a) > 1) pipeline(reduce_key(*v, a));
+    inst_->check_validation();
+  }
+
   void run(const detail::Plan& plan, const detail::AttnArgs& a) override {
     inst_->check_validation();
     std::string why;

@@ -155,6 +155,11 @@ FT_API ft_status ft_attention_forward(const ft_tensor* q, const ft_tensor* k, co
 /* The path such a call would take, and why faster ones were passed over, without running anything. */
 FT_API ft_status ft_attention_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
                                    const ft_tensor* lse, const ft_options* options, ft_result* result);
+/* ft_attention_plan, then build what that path needs (Vulkan pipelines, else compiled by the first call of this
+ * configuration), without running anything. */
+FT_API ft_status ft_attention_prepare(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v,
+                                      const ft_tensor* out, const ft_tensor* lse, const ft_options* options,
+                                      ft_result* result);
 
 #ifdef __cplusplus
 }

@@ -143,7 +143,7 @@ static void run_case(ft_device* dev, const Case* c, int dtype) {
   uint16_t *q16 = malloc(nq * 2), *k16 = malloc(nk * 2), *v16 = malloc(nk * 2), *o16 = malloc(no * 2);
   ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL, *tl = NULL, *tqbase = NULL;
   ft_options opt = ft_options_default();
-  ft_result res;
+  ft_result res, pre;
   ft_device_info info;
   double scale = 1.0 / sqrt((double)c->D), err, lerr, tol = dtype == FT_DTYPE_F32 ? 1e-5 : 1e-2, lse_tol;
   size_t i;
@@ -195,8 +195,10 @@ static void run_case(ft_device* dev, const Case* c, int dtype) {
     CHECK_OK(ft_tensor_upload(tl, lse, nl * 4));
   }
 
+  CHECK_OK(ft_attention_prepare(tq, tk, tv, to, tl, &opt, &pre)); /* builds, runs nothing */
   CHECK_OK(ft_attention_forward(tq, tk, tv, to, tl, &opt, &res));
   CHECK(strcmp(ft_last_error(), "") == 0, "last error after success: %s", ft_last_error());
+  CHECK(pre.path == res.path && strcmp(pre.kernel, res.kernel) == 0, "prepared %s, ran %s", pre.kernel, res.kernel);
   CHECK(res.backend == info.backend, "backend %d, device's %d", res.backend, info.backend);
   CHECK(info.backend != FT_BACKEND_CPU || res.path == FT_PATH_CPU_REFERENCE, "path %d", res.path);
   CHECK(strcmp(res.path_name, ft_path_name(res.path)) == 0, "path name %s", res.path_name);
@@ -308,6 +310,9 @@ static void error_paths(ft_device* dev) {
   CHECK(strstr(ft_last_error(), "head_dim") != NULL, "message: %s", ft_last_error());
   for (i = 0; i < sizeof(out); ++i) unchanged &= ((unsigned char*)out)[i] == 0xAB;
   CHECK(unchanged, "a rejected call wrote to out");
+  s = ft_attention_prepare(tq, tk, tv, to, NULL, NULL, NULL);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "head_dim") != NULL, "prepare: %s: %s",
+        ft_status_name(s), ft_last_error());
   ft_tensor_destroy(tq), ft_tensor_destroy(tk), ft_tensor_destroy(tv), ft_tensor_destroy(to);
 
   /* Hq not a multiple of Hkv. */
