@@ -113,10 +113,11 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
   tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
   tl::store(staging, o, c * 64 + w * 16, 0);
   tl::fence_proxy_async();     // generic-proxy writes, read by the copy engine (async proxy)
-  // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's). Constant ids: a runtime id makes ptxas reserve all
-  // 16. A shared id would let 128 threads of two consumers pass together before this consumer's rows are written.
+  // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
+  // pass together before this consumer's rows are written. Constant ids (a runtime id makes ptxas reserve all 16),
+  // and the three-way choice only where there are three consumers: at d256 it made ptxas spill 28-40 bytes.
   if (c == 0) tl::named_sync(3, 128);
-  else if (c == 1) tl::named_sync(4, 128);
+  else if (M <= 128 || c == 1) tl::named_sync(4, 128);
   else tl::named_sync(5, 128);
   if (tl::warpgroup::thread() == 0) {
     tl::store_async(o_map, staging, et.m_block * M + c * 64, et.head, et.batch, c * 64);

@@ -52,11 +52,13 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   Sm90Config c = d == 64    ? Sm90Config{3, 128, 4, 1}
                  : d == 128 ? (causal ? Sm90Config{2, 128, 2, 1} : Sm90Config{2, 176, 2, 1})
                             : Sm90Config{2, 80, 2, 1};
-  // O leaves through a TMA store where that won against direct stores in the same call, both kernels timed twice
-  // interleaved (bench/results/2026-11-29_h200_session4, call 4): d128 causal +9/+5/+2% at 512/1k/2k, even at 4k-8k,
-  // -4% at 16k; d256 non-causal +3..12% everywhere. d256 causal spills 40 bytes with it and lost 4-9% from 4k on; d64
-  // and d128 non-causal gained nothing. Those keep direct stores.
-  c.o_tma = (d == 128 && causal) || (d == 256 && !causal);
+  // O leaves through a TMA store where that won against direct stores in the same call
+  // (bench/results/2026-11-29_h200_session4). Call 1, one CTA per tile, S 512/1k/2k/4k: d128 causal +15/+10/+6/+5%,
+  // d256 causal +14/+12/+5/+4%, d256 non-causal +12/+7/+6/+3%; these kernels are byte-identical to call 1's. Calls
+  // 3-5 ran a three-way barrier choice that spilled 28-40 bytes at d256: with it call 4 (whole grid) still had d256
+  // non-causal +2..12% and d128 causal +9..0% to 8k (-4% at 16k), but d256 causal -4..9% from 4k. Past 4k the
+  // spill-free kernels are not measured yet (bench/tune/next_call_cuda.sh). d64, d128 non-causal: no gain.
+  c.o_tma = d == 256 || (d == 128 && causal);
   // Persistent only where it beat one CTA per tile: causal d64 to 1k and d128 at 512, never at d256
   // (bench/results/2026-11-29_h200_final); d256 non-causal with the TMA store at 512 only (session 4).
   if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
