@@ -202,6 +202,11 @@ int main() {
       };
       Tensor q = wrap(bq, DType::F16, qs), k = wrap(bk, DType::F16, ks), v = wrap(bv, DType::F16, ks),
              o = wrap(bo, DType::F16, qs), lse = wrap(bl, DType::F32, ls);
+      Options opt;
+      opt.causal = true;
+      // At load time: build the pipeline this configuration needs, so recording below does not compile shaders
+      // (seconds for large head dims when the driver's shader cache is cold).
+      const Result prepared = prepare_attention(q, k, v, o, &lse, opt);
 
       // ---- Record into the application's command buffer, between its own barriers. ---------------------------
       VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -221,10 +226,9 @@ int main() {
       memory_barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                      VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-      Options opt;
-      opt.causal = true;
       opt.vk_command_buffer = cb;
       const Result r = attention_forward(q, k, v, o, &lse, opt);
+      if (r.kernel != prepared.kernel) throw std::runtime_error("prepared " + prepared.kernel + ", ran " + r.kernel);
       // After: compute shader writes of out and lse -> the consumer (here the host, after the fence).
       memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                      VK_ACCESS_HOST_READ_BIT);
