@@ -56,7 +56,8 @@ void expect_error(const std::function<void()>& call, ErrorCode code, const std::
   for (std::size_t i = 0; i < watched.size(); ++i) CHECK(bytes_of(*watched[i]) == before[i]);
 }
 
-// attention_forward, plan_attention and prepare_attention share the checks: each must reject the call the same way.
+// attention_forward, plan_attention and prepare_attention share the checks: each must reject the call the same way
+// (the cases written with expect_error directly check attention_forward only).
 void expect_call_error(Fixture& f, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor* lse,
                        const Options& opt, ErrorCode code, const std::string& needle) {
   expect_error([&] { attention_forward(q, k, v, out, lse, opt); }, code, needle, {&f.out, &f.lse});

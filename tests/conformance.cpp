@@ -108,13 +108,14 @@ TEST_CASE("conformance: prepare_attention builds without running, and the call t
       Problem p = make_problem(dev, c, config().seed + (causal ? 1 : 0));
       Options opt;
       opt.causal = causal;
-      const auto poisoned = p.out.image();
+      const auto poisoned = p.out.image(), poisoned_lse = p.lse.image();
       const Result planned = plan_attention(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
       const Result prepared = prepare_attention(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
       CHECK(prepared.path == planned.path);
       CHECK(prepared.kernel == planned.kernel);
       CHECK_FALSE(prepared.asynchronous);
       CHECK_MESSAGE(p.out.image() == poisoned, "prepare_attention wrote to out");
+      CHECK_MESSAGE(p.lse.image() == poisoned_lse, "prepare_attention wrote to lse");
       const Result r = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
       CHECK(r.kernel == prepared.kernel);
       const Comparison cmp = compare(p, reference(p, 1.0f / std::sqrt(128.0f)), true);

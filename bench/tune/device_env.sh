@@ -14,14 +14,18 @@ g() { echo "== $*" >> "$OUT/grid.log"; timeout "${FT_GRID_TIMEOUT:-100}" "$@" >>
 peers_grid() { timeout "${FT_PEERS_TIMEOUT:-100}" python3 tests/cuda/sm90_peer.py --grid "$@" >> "$OUT/grid.log" 2>&1; echo "peers exit $?" >> "$OUT/grid.log"; grep "^exit\|peers exit" "$OUT/grid.log"; }
 # vk TAG [VAR=VALUE...] flashtile_bench ARGS: one bench process, its CSV appended to vk.csv under "# TAG", its
 # output to vk_out.log; skipped once the call has run $FT_VK_DEADLINE seconds.
-vk() { local tag=$1; shift; if [ $(( $(date +%s) - t0 )) -gt "${FT_VK_DEADLINE:-420}" ]; then echo "skipped (time) $tag"; return; fi; echo "# $tag" >> "$OUT/vk.csv"; timeout 90 env "$@" --csv /tmp/vk.csv >> "$OUT/vk_out.log" 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv"; }
+vk() { local tag=$1; shift; if [ $(( $(date +%s) - t0 )) -gt "${FT_VK_DEADLINE:-420}" ]; then echo "skipped (time) $tag"; return; fi; echo "# $tag" >> "$OUT/vk.csv"; rm -f /tmp/vk.csv; timeout 90 env "$@" --csv /tmp/vk.csv >> "$OUT/vk_out.log" 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv" 2>/dev/null; }
 cells() { for d in $1; do for s in $2; do for c in $3; do printf -- "--shape %d,%d,%d,%d,%d,%d,%d " $((16384/s)) $s $s $((2048/d)) $((2048/d)) $d $c; done; done; done; }
 step env; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 export LD_LIBRARY_PATH=$PWD/.bundle PYTHONUNBUFFERED=1
-ck() { echo "== $*" >> "$OUT/checks.log"; timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"; }
+ck() {
+  echo "== $*" >> "$OUT/checks.log"
+  timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"
+  echo "exit ${PIPESTATUS[0]}" >> "$OUT/checks.log"
+}
 # The Vulkan slow mode was the SM clock at 345 MHz (session 4): sample it in calls that time Vulkan; kill "$clk" at
 # the end.
 clocks_start() {

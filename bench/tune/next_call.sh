@@ -5,7 +5,7 @@
 # ~4 s with the GPU idle, and the 1 s warm-up expired within it. Expect every cell fast (d256 1k ~110/90 TFLOP/s,
 # portable d128 4k ~28). Then coopmat2 d256 tiles that halve O per invocation (the 64x32x128 default spills 448
 # bytes at 255 registers), compiler statistics printed, two processes each (valid per cm2 tile rules; untimed so far).
-# Files: main.log, vk.csv, vk_out.log, clocks.log.
+# Files: run.log, vk.csv, vk_out.log, clocks.log.
 set -u
 bash "$(dirname "$0")/session4_call6.sh"  # call 6's probe, now with the warm-up fix (~50 s)
 FT_VK_DEADLINE=300

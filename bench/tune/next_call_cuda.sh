@@ -15,7 +15,7 @@ step "correctness"
 for ctas in 0 7 -1; do ck .bundle/sm90_check --no-bench --ctas $ctas; done
 ck compute-sanitizer --tool racecheck .bundle/sm90_check --quick --no-bench --ctas 5
 ck compute-sanitizer --tool memcheck .bundle/sm90_check --quick --no-bench --ctas -1
-grep -E "^==|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
+grep -E "^==|^exit|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
 step "grid A/B"
 for rep in 1 2; do
   g build-var8/sm90_check_direct --bench-only --grid

@@ -2,7 +2,7 @@
 # Session 4, device call 2 (results: bench/results/2026-11-29_h200_session4/call2). Carry .bundle .gl; build first:
 #   cmake --build build -j2 && bash bench/make_bundle.sh build .bundle
 # then run(carry=[".bundle", ".gl"], timeout_s=450, command='bash bench/tune/next_call.sh'). Sequential, ~250 s,
-# 4 files under $OUT (main.log, vk.csv, vk_out.log, lazy_conformance.log).
+# 4 files under $OUT (run.log, vk.csv, vk_out.log, lazy_conformance.log).
 # 0. Compiler statistics of the coopmat2 and KHR pipelines (FLASHTILE_VK_PIPELINE_STATS, first use on the H200): is
 #    coopmat2 d256 short of registers (O in f32 over 64x256)?
 # 1. coopmat2's slow mode: is it per process, per pipeline, or the driver's shader disk cache? The same cell in

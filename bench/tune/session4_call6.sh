@@ -2,7 +2,7 @@
 # Session 4, device call 6 (carry: .bundle .gl): is the Vulkan "slow mode" the SM clock? Call 2's probes that showed
 # it most (coopmat2 d256 S 1k without the driver's disk cache: 5 of 6 cells slow; portable d128 4k: 4.4 vs 24.6
 # TFLOP/s), each in its own process, with nvidia-smi sampling the SM clock every 100 ms into the same log, between
-# markers. Files: main.log, vk.csv, vk_out.log, clocks.log.
+# markers. Files: run.log, vk.csv, vk_out.log, clocks.log.
 set -u
 FT_VK_DEADLINE=200
 . "$(dirname "$0")/device_env.sh"

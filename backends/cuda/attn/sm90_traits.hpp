@@ -60,7 +60,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // spill-free kernels are not measured yet (bench/tune/next_call_cuda.sh). d64, d128 non-causal: no gain.
   c.o_tma = d == 256 || (d == 128 && causal);
   // Persistent only where it beat one CTA per tile: causal d64 to 1k and d128 at 512, never at d256
-  // (bench/results/2026-11-29_h200_final); d256 non-causal with the TMA store at 512 only (session 4).
+  // (bench/results/2026-11-29_h200_final); d256 non-causal at 512 only (session 4, measured with the TMA store;
+  // FT_SM90_OTMA=0 builds keep this limit).
   if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
   else if (d == 256) c.persistent_max_sk = 512;
 #ifdef FT_SM90_SCHEDULE
@@ -81,7 +82,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OTMA
   c.o_tma = FT_SM90_OTMA != 0;
 #endif
-  c.o_tma = c.o_tma && c.q_bufs == 1;  // a double-buffered Q (chained tiles) keeps direct stores
+  // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
+  c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
