@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace flashtile;
 using namespace flashtile::testing;
@@ -124,6 +125,35 @@ TEST_CASE("conformance: prepare_attention builds without running, and the call t
       CHECK(cmp.nan_out == 0);
       CHECK(cmp.bad_masked == 0);
       CHECK(cmp.lse_error <= lse_tolerance(c.dtype));
+    }
+  }
+}
+
+TEST_CASE("conformance: prepare_attention on one thread while another computes on the same device") {
+  for (const Device& dev : selected_devices()) {
+    cases::Case ca{1, 65, 65, 2, 2, 64, true, DType::F16, false, true};    // prepared on the second thread
+    cases::Case cb{2, 31, 80, 4, 1, 128, false, DType::F16, false, true};  // computed meanwhile
+    Problem pa = make_problem(dev, ca, config().seed + 7), pb = make_problem(dev, cb, config().seed + 8);
+    Options oa, ob;
+    oa.causal = true;
+    std::string error;
+    std::thread loader([&] {
+      try {
+        prepare_attention(pa.q.view, pa.k.view, pa.v.view, pa.out.view, &pa.lse.view, oa);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+    for (int i = 0; i < 3; ++i) attention_forward(pb.q.view, pb.k.view, pb.v.view, pb.out.view, &pb.lse.view, ob);
+    loader.join();
+    CHECK_MESSAGE(error.empty(), error);
+    attention_forward(pa.q.view, pa.k.view, pa.v.view, pa.out.view, &pa.lse.view, oa);
+    for (Problem* p : {&pa, &pb}) {
+      const Comparison cmp = compare(*p, reference(*p, 1.0f / std::sqrt(float(p->c.head_dim))), true);
+      INFO(dev.info().name, " d", p->c.head_dim);
+      CHECK(cmp.rel_error <= out_tolerance(p->c.dtype));
+      CHECK(cmp.lse_error <= lse_tolerance(p->c.dtype));
+      CHECK(cmp.nan_out == 0);
     }
   }
 }

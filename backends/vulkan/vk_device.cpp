@@ -267,13 +267,27 @@ class VulkanDevice final : public detail::DeviceImpl {
     return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")");
   }
 
+  // Builds outside mu_ (seconds on a cold driver cache), so calls running on this device meanwhile, e.g. an
+  // application's loader thread preparing while another thread computes, are not held up; build_mu_ keeps two
+  // prepares from compiling one key twice.
   void prepare(const detail::Plan& plan, const detail::AttnArgs& a) override {
     std::string why;
     const ShaderVariant* v = pick(plan.path, a, &why);
     if (!v) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
-    std::lock_guard<std::mutex> lock(mu_);
-    pipeline(key_of(*v, a));
-    if (choose_splits(*v, a) > 1) pipeline(reduce_key(*v, a));
+    std::vector<PipelineKey> keys{key_of(*v, a)};
+    if (choose_splits(*v, a) > 1) keys.push_back(reduce_key(*v, a));
+    std::lock_guard<std::mutex> build(build_mu_);
+    for (const PipelineKey& k : keys) {
+      VkShaderModule mod = VK_NULL_HANDLE;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (pipelines_.count(k) != 0) continue;
+        mod = module(k.spirv);
+      }
+      const VkPipeline p = create_pipeline(k, mod);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!pipelines_.emplace(k, p).second) fn_.vkDestroyPipeline(dev_, p, nullptr);  // a run built it meanwhile
+    }
     inst_->check_validation();
   }
 
@@ -654,6 +668,13 @@ class VulkanDevice final : public detail::DeviceImpl {
       it = pipelines_.end();
     }
     if (it != pipelines_.end()) return it->second;
+    const VkPipeline p = create_pipeline(k, module(k.spirv));
+    pipelines_.emplace(k, p);
+    return p;
+  }
+
+  // A new pipeline for k from its module; touches no state of this object (prepare() calls it without mu_).
+  VkPipeline create_pipeline(const PipelineKey& k, VkShaderModule mod) const {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> spec = {
         {kSpecHeadDim, k.head_dim}, {kSpecCausal, k.causal},   {kSpecDType, k.dtype},
         {kSpecBlockM, k.block_m},   {kSpecBlockN, k.block_n},  {kSpecWgSize, k.wg_size},
@@ -672,7 +693,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = module(k.spirv);
+    ci.stage.module = mod;
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &si;
     if (k.required_subgroup_size) ci.stage.pNext = &rss;
@@ -683,7 +704,6 @@ class VulkanDevice final : public detail::DeviceImpl {
     check_vk(fn_.vkCreateComputePipelines(dev_, VK_NULL_HANDLE, 1, &ci, nullptr, &p), "vkCreateComputePipelines");
     inst_->check_validation();
     if (caps_.pipeline_stats) print_pipeline_stats(p, k, spec);
-    pipelines_.emplace(k, p);
     return p;
   }
 
@@ -901,6 +921,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   bool push_descriptor_ = false;
 
   std::mutex mu_;
+  std::mutex build_mu_;  // prepare(): one build at a time, outside mu_
   std::unordered_map<std::uint64_t, Allocation> allocs_;
   VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
