@@ -38,7 +38,8 @@ Result plan_attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
 
 // plan_attention, then build what that path needs so the first attention_forward of this configuration does not:
 // Vulkan compiles a pipeline per variant on first use, which took ~4 s on the H200's driver without its shader cache
-// (the GPU idles meanwhile and its clock drops). Runs nothing and writes nothing. CPU and CUDA have nothing to
+// (the GPU idles meanwhile and its clock drops). Runs nothing and writes nothing. May run on a loader thread while
+// other threads compute on the same device: Vulkan builds outside the device's lock. CPU and CUDA have nothing to
 // build (CUDA loads a kernel's module lazily on its first launch: milliseconds).
 Result prepare_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
                          const Options& options = {});
