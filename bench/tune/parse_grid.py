@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Tabulates a tuning call's grid.log (sm90_check --grid lines of several binaries + sm90_peer.py lines): TFLOP/s per
-cell for each binary and launch mode, cuDNN and FA2, and the best flashtile variant over cuDNN.
+cell for each binary and launch mode, cuDNN and FA2, and the best flashtile variant over cuDNN. Lines sm90_check
+marks "dispatched" (the launch mode the library picks) also fill a BINARY_dispatched column; with one such column,
+issue 4's bars are checked on it (cuDNN >= 1.00x at S >= 2048 and >= 0.90x below; FA2 >= 1.8x).
 Usage: parse_grid.py grid.log"""
 import collections
+import math
 import re
 import sys
+
+CUDNN_BAR_LONG, CUDNN_BAR_SHORT, LONG_FROM, FA2_BAR = 1.00, 0.90, 2048, 1.8  # issue 4
 
 rows = collections.defaultdict(dict)
 binary = None
@@ -15,6 +20,8 @@ for line in open(sys.argv[1]):
     if m:
         mode, d, s, c, tf = m.groups()
         rows[(int(d), c, int(s))][f"{binary}_{mode}"] = float(tf)
+        if line.rstrip().endswith("dispatched"):
+            rows[(int(d), c, int(s))][f"{binary}_dispatched"] = float(tf)
     m = re.match(r"peer (\w+)\s+d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
     if m:
         name, d, s, c, tf = m.groups()
@@ -29,3 +36,19 @@ for key in sorted(rows):
     cells = " | ".join(f"{r[c]:.1f}" if c in r else "-" for c in cols)
     print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {cud:.1f} | {fa2:.1f} | "
           f"{best / cud if cud else 0:.3f} | {best / fa2 if fa2 else 0:.2f} |")
+
+disp = [c for c in cols if c.endswith("_dispatched")]
+if len(disp) == 1:
+    col, vs_cudnn, vs_fa2, met, met_fa2, n = disp[0], [], [], 0, 0, 0
+    for (d, c, s), r in sorted(rows.items()):
+        if col not in r or not r.get("cudnn") or not r.get("flash2"):
+            continue
+        a, b = r[col] / r["cudnn"], r[col] / r["flash2"]
+        vs_cudnn.append(a), vs_fa2.append(b)
+        met += a >= (CUDNN_BAR_LONG if s >= LONG_FROM else CUDNN_BAR_SHORT)
+        met_fa2 += b >= FA2_BAR
+        n += 1
+    if n:
+        geo = lambda x: math.exp(sum(map(math.log, x)) / len(x))
+        print(f"\n{col}: geomean {geo(vs_cudnn):.3f}x cuDNN, {geo(vs_fa2):.3f}x FA2; cuDNN bar met in {met} of {n} "
+              f"cells, FA2 {FA2_BAR}x in {met_fa2} of {n}")
