@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Tabulates a tuning call's grid.log (sm90_check --grid lines of several binaries + sm90_peer.py lines): TFLOP/s per
 cell for each binary and launch mode, cuDNN and FA2, and the best flashtile variant over cuDNN. Lines sm90_check
-marks "dispatched" (the launch mode the library picks) also fill a BINARY_dispatched column; with one such column,
-issue 4's bars are checked on it (cuDNN >= 1.00x at S >= 2048 and >= 0.90x below; FA2 >= 1.8x).
+marks "dispatched" (the launch mode the library picks) also fill a BINARY_dispatched column, on which issue 4's
+bars are checked (cuDNN >= 1.00x at S >= 2048 and >= 0.90x below; FA2 >= 1.8x).
 Usage: parse_grid.py grid.log"""
 import collections
 import math
@@ -37,9 +37,9 @@ for key in sorted(rows):
     print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {cud:.1f} | {fa2:.1f} | "
           f"{best / cud if cud else 0:.3f} | {best / fa2 if fa2 else 0:.2f} |")
 
-disp = [c for c in cols if c.endswith("_dispatched")]
-if len(disp) == 1:
-    col, vs_cudnn, vs_fa2, met, met_fa2, n = disp[0], [], [], 0, 0, 0
+geo = lambda x: math.exp(sum(map(math.log, x)) / len(x))
+for col in (c for c in cols if c.endswith("_dispatched")):  # issue 4's bars on each binary's dispatched mode
+    vs_cudnn, vs_fa2, met, met_fa2 = [], [], 0, 0
     for (d, c, s), r in sorted(rows.items()):
         if col not in r or not r.get("cudnn") or not r.get("flash2"):
             continue
@@ -47,8 +47,7 @@ if len(disp) == 1:
         vs_cudnn.append(a), vs_fa2.append(b)
         met += a >= (CUDNN_BAR_LONG if s >= LONG_FROM else CUDNN_BAR_SHORT)
         met_fa2 += b >= FA2_BAR
-        n += 1
-    if n:
-        geo = lambda x: math.exp(sum(map(math.log, x)) / len(x))
+    if vs_cudnn:
+        n = len(vs_cudnn)
         print(f"\n{col}: geomean {geo(vs_cudnn):.3f}x cuDNN, {geo(vs_fa2):.3f}x FA2; cuDNN bar met in {met} of {n} "
               f"cells, FA2 {FA2_BAR}x in {met_fa2} of {n}")
