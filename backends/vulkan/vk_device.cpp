@@ -271,11 +271,9 @@ class VulkanDevice final : public detail::DeviceImpl {
   // application's loader thread preparing while another thread computes, are not held up; build_mu_ keeps two
   // prepares from compiling one key twice.
   void prepare(const detail::Plan& plan, const detail::AttnArgs& a) override {
-    std::string why;
-    const ShaderVariant* v = pick(plan.path, a, &why);
-    if (!v) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
-    std::vector<PipelineKey> keys{key_of(*v, a)};
-    if (choose_splits(*v, a) > 1) keys.push_back(reduce_key(*v, a));
+    const ShaderVariant& v = planned_variant(plan, a);
+    std::vector<PipelineKey> keys{key_of(v, a)};
+    if (choose_splits(v, a) > 1) keys.push_back(reduce_key(v, a));
     std::lock_guard<std::mutex> build(build_mu_);
     for (const PipelineKey& k : keys) {
       VkShaderModule mod = VK_NULL_HANDLE;
@@ -293,9 +291,7 @@ class VulkanDevice final : public detail::DeviceImpl {
 
   void run(const detail::Plan& plan, const detail::AttnArgs& a) override {
     inst_->check_validation();
-    std::string why;
-    const ShaderVariant* v = pick(plan.path, a, &why);
-    if (!v) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
+    const ShaderVariant* v = &planned_variant(plan, a);
     std::lock_guard<std::mutex> lock(mu_);
 
     PushConstants pc{};
@@ -513,6 +509,14 @@ class VulkanDevice final : public detail::DeviceImpl {
                                                           ", flexible dims up to " +
                                                           std::to_string(caps_.cm2_max_dimension) + ")"
                                                     : "no");
+  }
+
+  // The variant plan() chose for this call (prepare() and run() pick it again: plans carry no variant).
+  const ShaderVariant& planned_variant(const detail::Plan& plan, const detail::AttnArgs& a) const {
+    std::string why;
+    const ShaderVariant* v = pick(plan.path, a, &why);
+    if (!v) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
+    return *v;
   }
 
   // The first variant of `path` that the device and the call allow; else null and a one-line reason.
