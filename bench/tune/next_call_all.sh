@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
-# Both planned first calls of session 5 in one device call (one cold start instead of two): next_call_cuda.sh
-# (~250 s) then next_call.sh (~150 s). Carry .bundle .gl build-var8 (built as next_call_cuda.sh's header says);
-# run(..., timeout_s=560). Files: main.log checks.log grid.log (CUDA), run.log vk.csv vk_out.log clocks.log (Vulkan).
+# Both planned first calls of session 5 in one device call (one cold start instead of two), after the library's
+# conformance suite on both backends (session 4's final kernels and prepare_attention have not run on the H200):
+# conformance (~70 s), next_call_cuda.sh (~250 s), next_call.sh (~150 s). Carry .bundle .gl build-var8 (built as
+# next_call_cuda.sh's header says); run(..., timeout_s=590). Files: conformance.log, main.log checks.log grid.log
+# (CUDA), run.log vk.csv vk_out.log clocks.log (Vulkan).
 set -u
+(
+  FT_LOG=main.log
+  . "$(dirname "$0")/device_env.sh"
+  step "conformance"
+  for b in cuda vulkan; do
+    timeout 150 .bundle/flashtile_tests --ft-backend=$b -tc='conformance*' >> "$OUT/conformance.log" 2>&1
+    echo "$b conformance exit $?"
+  done
+  grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
+)
 bash "$(dirname "$0")/next_call_cuda.sh"
 bash "$(dirname "$0")/next_call.sh"
