@@ -195,7 +195,10 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
     }
     // Session 4 (bench/results/2026-11-29_h200_session4, two processes each, with aligned+narrow+fold): d 128
     // 64,64,128 beat the former 128,64,256 by 22-30%. Earlier single-process sweeps here mixed in idle-clock figures.
-    // d 256: 64,32,128 spills (255 registers, 448 bytes local); smaller O per invocation is untimed.
+    // d 256: 64,32,128 spills (255 registers, 448 bytes local) and still beat every tile with less O per invocation
+    // (session 5, call 1, two processes, TFLOP/s at 4k, 4k causal, 16k, 16k causal: 126/113/129/128; 32,32,128,
+    // which does not spill, 118/112/107/118; 64,16,128 122/111/119/124; 32,64,128 109/102/111/111; 64,32,256
+    // 79/74/70/79; bench/results/2026-11-30_h200_session5).
     return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{64, 32, 128};
   }
   // bf16 stages K/V (one buffer) and Q in shared memory: keep within 48 KB.

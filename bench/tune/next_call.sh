@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN YET (session 4's device time ran out): the first check planned for session 5 (carry: .bundle .gl).
+# Ran as session 5's call 1 (through next_call_all.sh; bench/results/2026-11-30_h200_session5; carry: .bundle .gl).
 # Call 6's probe again, with the bench's warm-up clock now started after the first call, which builds the pipeline.
 # Call 6 showed the slow mode is the SM clock at 345 MHz: without the driver's disk cache the pipeline build took
 # ~4 s with the GPU idle, and the 1 s warm-up expired within it. Expect every cell fast (d256 1k ~110/90 TFLOP/s,

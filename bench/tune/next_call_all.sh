@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Both planned first calls of session 5 in one device call (one cold start instead of two), after the library's
+# Session 5, device call 1 (bench/results/2026-11-30_h200_session5/call1): both planned first calls in one device
+# call (one cold start instead of two), after the library's
 # conformance suite on both backends (session 4's final kernels and prepare_attention have not run on the H200):
 # conformance (~70 s), next_call_cuda.sh (~250 s), next_call.sh (~150 s). Carry .bundle .gl build-var8 (built as
 # next_call_cuda.sh's header says); run(..., timeout_s=590). Files: conformance.log, main.log checks.log grid.log

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NOT RUN YET (session 4's device time ran out): the sm90 check planned for session 5. Build first, here (~2 min):
+# Ran as session 5's call 1 (through next_call_all.sh; bench/results/2026-11-30_h200_session5). Build first (~2 min):
 #   cmake --build build -j2 && bash bench/make_bundle.sh build .bundle &&
 #   tests/cuda/build_variants.sh build-var8 'direct=-DFT_SM90_OTMA=0' 'otma=' && rm -rf build-var8/obj
 # then run(carry=[".bundle", ".gl", "build-var8"], timeout_s=420, command='bash bench/tune/next_call_cuda.sh').

@@ -56,8 +56,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // (bench/results/2026-11-29_h200_session4). Call 1, one CTA per tile, S 512/1k/2k/4k: d128 causal +15/+10/+6/+5%,
   // d256 causal +14/+12/+5/+4%, d256 non-causal +12/+7/+6/+3%; these kernels are byte-identical to call 1's. Calls
   // 3-5 ran a three-way barrier choice that spilled 28-40 bytes at d256: with it call 4 (whole grid) still had d256
-  // non-causal +2..12% and d128 causal +9..0% to 8k (-4% at 16k), but d256 causal -4..9% from 4k. Past 4k the
-  // spill-free kernels are not measured yet (bench/tune/next_call_cuda.sh). d64, d128 non-causal: no gain.
+  // non-causal +2..12% and d128 causal +9..0% to 8k (-4% at 16k), but d256 causal -4..9% from 4k. The spill-free
+  // kernels past 4k (bench/results/2026-11-30_h200_session5, call 1, whole grid twice interleaved): d128 causal 8k/16k
+  // +3.4/+0.5%, d256 causal +3.0/+3.1%, d256 non-causal +1.9/+0.3%. d64, d128 non-causal: no gain.
   c.o_tma = d == 256 || (d == 128 && causal);
   // Persistent only where it beat one CTA per tile: causal d64 to 1k and d128 at 512, never at d256
   // (bench/results/2026-11-29_h200_final); d256 non-causal at 512 only (session 4, measured with the TMA store;

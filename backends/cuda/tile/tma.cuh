@@ -8,6 +8,8 @@
 //                               fence_proxy_async() + a barrier before it.
 //   store_commit(), store_wait<N>()              bulk-group completion for stores (wait<0>: all done reading smem).
 //   prefetch(map)                               warm the descriptor cache.
+//   prefetch_l2<ST>(map, row, head, batch)      one thread: ask for the box load_async(ST...) would read to be
+//                               brought into L2 (a hint: no barrier, no shared memory, out-of-range rows ignored).
 // The map must describe boxes of R rows x 64 columns (make_gl4 with box_rows = R).
 #pragma once
 
@@ -42,6 +44,19 @@ __device__ __forceinline__ void store_wait() {
 }
 __device__ __forceinline__ void prefetch(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+__device__ __forceinline__ void tma_prefetch_4d(const CUtensorMap* map, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
+template <typename ST>
+__device__ __forceinline__ void prefetch_l2(const CUtensorMap* map, int row, int head, int batch) {
+#pragma unroll
+  for (int b = 0; b < ST::kBlocks; ++b) tma_prefetch_4d(map, b * ST::kBlockCols, row, head, batch);
 }
 
 template <typename T, int R, int C>

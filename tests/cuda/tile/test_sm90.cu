@@ -1,4 +1,4 @@
-// Hopper tile ops (sm_90a): TMA load into a 128B-swizzled shared tile and TMA store back (ragged rows, padded
+// Hopper tile ops (sm_90a): TMA L2 prefetch and load into a 128B-swizzled shared tile and TMA store back (ragged rows, padded
 // strides), mbarrier expect-tx; wgmma A·Bᵀ (both from shared) and A·B (A from registers, B MN-major) against host
 // GEMMs. Kernel bodies exist only in the sm_90a pass; on other devices (or builds without 90a) the tests say so.
 #include <doctest/doctest.h>
@@ -23,7 +23,7 @@ struct TmaSmem {
   tl::mbarrier bar;
 };
 
-// Load rows [row, row+64) of (head, batch) through TMA, dump the shared tile in logical order (via st::ptr), then
+// Prefetch into L2 (rows past the end included), then load rows [row, row+64) of (head, batch) through TMA, dump the shared tile in logical order (via st::ptr), then
 // store it through TMA into `out_map` at the same coordinates.
 __global__ void k_tma(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map, int row,
                       int head, int batch, tl::bf16* dump, int* ran) {
@@ -36,6 +36,7 @@ __global__ void k_tma(const __grid_constant__ CUtensorMap in_map, const __grid_c
   }
   __syncthreads();
   if (threadIdx.x == 0) {
+    tl::prefetch_l2<decltype(sm.t)>(&in_map, row, head, batch);  // a hint: the load below must be unaffected
     tl::arrive_expect_tx(sm.bar, decltype(sm.t)::kBytes);
     tl::load_async(sm.t, &in_map, sm.bar, row, head, batch);
   }
