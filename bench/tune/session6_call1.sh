@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Planned first device call of session 6, on branch wip/sm90-dynamic (dynamic tile scheduling for non-causal
-# launches; the causal kernels are byte-identical to main's). Build here first (~4 min):
+# launches; the causal kernels are byte-identical to main's). Build here first (~5 min, repo root):
 #   git checkout wip/sm90-dynamic && cmake --build build -j2 && bash bench/make_bundle.sh build .bundle &&
-#   rm -rf build-var12 && tests/cuda/build_variants.sh build-var12 'br=' && rm -rf build-var12/obj &&
-#   git show main:backends/cuda/attn/sm90_fwd.cuh > /dev/null   # main's sm90_check: build it from a main worktree
-#   (git worktree add /tmp/wtmain main && tests/cuda/build_variants.sh via /tmp/wtmain ... 'head=') and copy it in
-#   as build-var12/sm90_check_head.
+#   rm -rf build-var12 && tests/cuda/build_variants.sh build-var12 'br=' &&
+#   git worktree add -f /tmp/wtmain main && /tmp/wtmain/tests/cuda/build_variants.sh "$PWD/build-var12" 'head=' &&
+#   git worktree remove --force /tmp/wtmain && rm -rf build-var12/obj
 # run(carry=[".bundle", ".gl", "build-var12"], timeout_s=560, command='bash bench/tune/session6_call1.sh') (~420 s):
 # 1. The branch's kernels: sm90_check on every launch mode, racecheck and memcheck; the library's conformance suite
 #    on both backends (the bundle is the branch's).
