@@ -36,6 +36,7 @@ struct Sm90Params {
   float scale_log2;
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of 64 rows x 64 columns
+  int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
 };
 
 template <int D, typename T, bool kCausal>
@@ -46,6 +47,24 @@ struct Sm90Smem {
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
   // K and V have their own rings: K(n+1) can land while P(n)·V(n) still reads V.
   tile::mbarrier q_full[Sh::kQBufs], q_empty[Sh::kQBufs], k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
+  // kDynamic: the scheduler (the producer's thread) writes tile j's index into slot j % 2 before its Q load's arrive
+  // on q_full, whose wait makes it visible to the consumers; index tiles (a plain arrive, no load) stops them.
+  int sched[2];
+
+  // A full barrier completes on the producer's one arrival (and its TMA bytes), an empty one on every consumer thread.
+  __device__ __forceinline__ void init_barriers() {
+    for (int i = 0; i < Sh::kQBufs; ++i) {
+      tile::init(q_full[i], 1);
+      tile::init(q_empty[i], 128 * Sh::kConsumers);
+    }
+    for (int s = 0; s < Sh::kStages; ++s) {
+      tile::init(k_full[s], 1);
+      tile::init(v_full[s], 1);
+      tile::init(k_empty[s], 128 * Sh::kConsumers);
+      tile::init(v_empty[s], 128 * Sh::kConsumers);
+    }
+    tile::fence_barrier_init();
+  }
 };
 
 struct Sm90Tile {
@@ -60,6 +79,21 @@ __device__ __forceinline__ Sm90Tile sm90_tile(int t, int m_blocks, int batch_hea
   const int bh = m_major ? t % batch_heads : t / m_blocks;
   if (kCausal) m = m_blocks - 1 - m;
   return {m, bh % heads, bh / heads};
+}
+
+// The scheduler role of kDynamic builds (the producer's thread). The tile after t: the launch's next index from its
+// counter (one CTA per tile, no counter: t + grid). The atomic's result is awaited only where it is used.
+__device__ __forceinline__ int sm90_next_tile(int t, int* counter) {
+  return counter != nullptr ? atomicAdd(counter, 1) + static_cast<int>(gridDim.x) : t + static_cast<int>(gridDim.x);
+}
+// After the CTA's last tile (j tiles done): index `tiles` in slot j and a plain arrive on q_full (no load) stop the
+// consumers, once they have released Q buffer j's last use.
+template <int kQBufs>
+__device__ __forceinline__ void sm90_sched_stop(tile::mbarrier* q_empty, tile::mbarrier* q_full, int* slots, int j,
+                                                int tiles) {
+  tile::wait(q_empty[j % kQBufs], ((j / kQBufs) & 1) ^ 1);
+  slots[j & 1] = tiles;
+  tile::arrive(q_full[j % kQBufs]);
 }
 
 // Number of K/V blocks this query block sees (0: every row of it sees no key).
@@ -144,19 +178,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     return sm90_num_kv_blocks<M, N, kCausal>(tt.m_block, p.seqlen_q, p.seqlen_k);
   };
 
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < Sh::kQBufs; ++i) {
-      tl::init(sm.q_full[i], 1);
-      tl::init(sm.q_empty[i], 128 * Sh::kConsumers);
-    }
-    for (int s = 0; s < S; ++s) {
-      tl::init(sm.k_full[s], 1);
-      tl::init(sm.v_full[s], 1);
-      tl::init(sm.k_empty[s], 128 * Sh::kConsumers);
-      tl::init(sm.v_empty[s], 128 * Sh::kConsumers);
-    }
-    tl::fence_barrier_init();
-  }
+  if (threadIdx.x == 0) sm.init_barriers();
   __syncthreads();
 
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
@@ -170,14 +192,16 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
         tl::arrive_expect_tx(full[s], kKVBytes);
         tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
       };
-      int kv = 0;
-      for (int t = blockIdx.x, j = 0; t < p.tiles; t += gridDim.x) {
+      int kv = 0, j = 0, tn = 0;
+      for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
+        if constexpr (Sh::kDynamic) tn = sm90_next_tile(t, p.tile_counter);
         const Sm90Tile tt = tile_of(t);
         const int n_blocks = blocks_of(tt);
         if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
         const int qb = j % Sh::kQBufs;
         if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
         tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
+        if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
         tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
         tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], tt.m_block * M, tt.head, tt.batch);
         // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
@@ -189,6 +213,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
         kv += n_blocks;
         ++j;
       }
+      if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
     }
     return;
   }
@@ -246,7 +271,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     tl::commit();
   };
   int kv = 0;  // ring position of this tile's first block
-  int t = next(blockIdx.x);
+  auto take = [&](int j) { wait_q(j); return sm.sched[j & 1]; };  // kDynamic: the scheduler's tile j
+  int t = Sh::kDynamic ? take(0) : next(blockIdx.x);
   if (Sh::kChain && t < p.tiles) {  // chained: the first tile's first Q·Kᵀ; later ones go out with a last P·V
     wait_q(0);
     wait_k(0);
@@ -254,7 +280,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     qk(0, 0);
   }
   for (int j = 0; t < p.tiles; ++j) {
-    const int tn = next(t + gridDim.x);
+    const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
     const int n_blocks = blocks_of(tt), qb = j % Sh::kQBufs;
     Sm90Softmax<N, kCausal, Sh::kPolyEvery> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
@@ -327,7 +353,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     kv += n_blocks;
     epilogue(t, sfx.l_run, sfx.m_use, qb);
     if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
-    t = tn;
+    t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
 #endif
@@ -400,8 +426,17 @@ void sm90_run(const FwdParams& f) {
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
   p.m_major = kCausal && ctas > 0;
   if (grid == 0) return;
-  kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, static_cast<cudaStream_t>(f.stream)>>>(p);
+  const auto stream = static_cast<cudaStream_t>(f.stream);
+  // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
+  // never share one). One CTA per tile (a test hook here) keeps the static order.
+  const bool dynamic = Sh::kDynamic && ctas > 0;
+  if (dynamic) {
+    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
+    sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");
+  }
+  kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, stream>>>(p);
   sm90_check(cudaGetLastError(), "kernel launch");
+  if (dynamic) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
 }
 
 }  // namespace flashtile::cuda

@@ -11,7 +11,8 @@
 // schedule: 1 = S(n) and P(n-1)·V(n-1) in flight together, softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
-// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA override these for
+// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC
+// override these for
 // experiments (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
 #pragma once
 
@@ -26,6 +27,7 @@ struct Sm90Config {
                                     // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
   int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
+  bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
@@ -43,7 +45,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk, c.o_tma};
+  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk, c.o_tma, c.dynamic};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -64,7 +66,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // (bench/results/2026-11-29_h200_final); d256 non-causal at 512 only (session 4, measured with the TMA store;
   // FT_SM90_OTMA=0 builds keep this limit).
   if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
-  else if (d == 256) c.persistent_max_sk = 512;
+  // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
+  // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
+  c.dynamic = !causal;
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
 #endif
@@ -85,6 +89,10 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
+  c.dynamic = c.dynamic && !causal && c.q_bufs == 1;  // chained tiles need the next tile early
+#ifdef FT_SM90_DYNAMIC
+  c.dynamic = FT_SM90_DYNAMIC != 0;
+#endif
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
 #endif
@@ -104,6 +112,7 @@ struct Sm90Shape {
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kOTma = kCfg.o_tma;
+  static constexpr bool kDynamic = kCfg.dynamic;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
   // tile's last P·V, so the epilogue runs under it.
   static constexpr bool kChain = !kPingpong && kQBufs == 2;
@@ -128,6 +137,7 @@ struct Sm90Shape {
   static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
+  static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
 };
 
 }  // namespace flashtile::cuda
