@@ -1,10 +1,12 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
-// CTA per SM (two for kCtasPerSm configs), CTA b works through tiles b, b + grid, ... (order: sm90_tile); otherwise
-// one CTA per tile. Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V
-// blocks load while the consumers still finish the current one (last P·V, epilogue). With Q double-buffered (kChain), the next tile's first
-// Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs while it computes.
+// CTA per SM (two for kCtasPerSm configs), CTA b works through tiles b, b + grid, ... (order: sm90_tile), or, with
+// kDynamic, b and then the indices its scheduler (the producer's thread) takes from the launch's atomic counter;
+// otherwise one CTA per tile. Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and
+// first K/V blocks load while the consumers still finish the current one (last P·V, epilogue). With Q double-buffered
+// (kChain), the next tile's first Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs
+// while it computes.
 // Roles of one CTA:
 //  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty;
 //    kOTma: once its epilogue did, so K0 goes first), then K and V tiles into two kStages-deep rings (in the order
@@ -13,7 +15,8 @@
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
 //    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp).
-//  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written), or, in kOTma builds,
+//  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written; 4 bytes wide, or 8 / 16
+//    after quad shuffles where the config asks and O's rows are aligned), or, in kOTma builds,
 //    through the tile's own Q buffer and one TMA store per consumer (the producer's next Q load waits for it); LSE in
 //    natural log.
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
@@ -240,7 +243,11 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
     if (valid <= 0) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
+    constexpr int kW = Sh::kOTma ? 4 : Sh::kCfg.o_store_bytes;  // wide stores where every row of O is aligned to them
+    const auto o_bits = reinterpret_cast<std::uintptr_t>(p.o) | (p.o_sb | p.o_sh | p.o_ss) * sizeof(T);
+    const bool wide = kW > 4 && o_bits % kW == 0;
+    if constexpr (kW > 4) if (wide) tl::store_scaled_wide<kW>(o, p.o_ss, o_acc, inv_l, valid);
+    if (!wide && !via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
     if (p.lse != nullptr && (lane & 3) == 0) {
       float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
 #pragma unroll

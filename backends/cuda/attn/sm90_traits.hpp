@@ -11,9 +11,8 @@
 // schedule: 1 = S(n) and P(n-1)·V(n-1) in flight together, softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
-// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC
-// override these for
-// experiments (bench/results/2026-11-29_h200_sm90_tuning/README.md has the measurements).
+// FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
+// FT_SM90_OSTORE override these for experiments (bench/results/*/README.md have the measurements).
 #pragma once
 
 #include <algorithm>
@@ -28,6 +27,7 @@ struct Sm90Config {
   int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
   bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
+  int o_store_bytes = 4;  // width of direct O stores: 4, or 8 / 16 after quad shuffles (tile::store_scaled_wide)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
@@ -45,14 +45,17 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk, c.o_tma, c.dynamic};
+  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk, c.o_tma, c.dynamic, c.o_store_bytes};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
   // Shapes and schedules chosen from run 2, d256 non-causal's schedule and the persistent limits from run 3: each
-  // entry is the fastest variant measured for that case.
+  // entry is the fastest variant measured for that case. d128's pingpong: session 6 call 2 (with the dynamic
+  // scheduler; bench/results/2026-11-30_h200_session6), against schedule 1 in the same call: non-causal +3..7% at
+  // every length (16k 632 vs 614), causal +0..4%. d256 with pingpong: +1..5% to 1k, -1..2% non-causal from 2k, and
+  // its causal kernel spills 8 bytes.
   Sm90Config c = d == 64    ? Sm90Config{3, 128, 4, 1}
-                 : d == 128 ? (causal ? Sm90Config{2, 128, 2, 1} : Sm90Config{2, 176, 2, 1})
+                 : d == 128 ? (causal ? Sm90Config{2, 128, 2, 2} : Sm90Config{2, 176, 2, 2})
                             : Sm90Config{2, 80, 2, 1};
   // O leaves through a TMA store where that won against direct stores in the same call
   // (bench/results/2026-11-29_h200_session4). Call 1, one CTA per tile, S 512/1k/2k/4k: d128 causal +15/+10/+6/+5%,
@@ -62,13 +65,17 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // kernels past 4k (bench/results/2026-11-30_h200_session5, call 1, whole grid twice interleaved): d128 causal 8k/16k
   // +3.4/+0.5%, d256 causal +3.0/+3.1%, d256 non-causal +1.9/+0.3%. d64, d128 non-causal: no gain.
   c.o_tma = d == 256 || (d == 128 && causal);
-  // Persistent only where it beat one CTA per tile: causal d64 to 1k and d128 at 512, never at d256
-  // (bench/results/2026-11-29_h200_final); d256 non-causal at 512 only (session 4, measured with the TMA store;
-  // FT_SM90_OTMA=0 builds keep this limit).
-  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
+  // Causal launches are persistent only where that beat one CTA per tile: d64 to 1k
+  // (bench/results/2026-11-29_h200_final), never at d256; d128 at 512 lost it to pingpong (one CTA per tile
+  // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_session6 calls 2 and 3).
+  if (causal) c.persistent_max_sk = d == 64 ? 1024 : 0;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
   c.dynamic = !causal;
+  // Wide O stores: session 6 call 5 timed the kernels without O stores, and the 4-byte stores were most of the per-tile
+  // cost of persistent launches (d128 non-causal 512 +29%, 1k +17%). 16-byte stores (call 6) won that back at short
+  // lengths (d128 non-causal 512 +11%, 1k +5%) but cost 2-5% from 4k at d64/d128 non-causal (the main loop's code
+  // changed with them), so 4 stays; d64 causal spills 12 bytes with 16.
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
 #endif
@@ -86,6 +93,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #endif
 #ifdef FT_SM90_OTMA
   c.o_tma = FT_SM90_OTMA != 0;
+#endif
+#ifdef FT_SM90_OSTORE
+  c.o_store_bytes = FT_SM90_OSTORE;
 #endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
@@ -135,6 +145,7 @@ struct Sm90Shape {
   static_assert(kBlockM <= 256 && kBlockN <= 256 && kBlockN % 16 == 0, "TMA box / wgmma shape limits");
   static_assert(kQBufs == 1 || kQBufs == 2, "Q is single- or double-buffered");
   static_assert(kCfg.schedule == 1 || kCfg.schedule == 2, "schedules: 1 (overlapped), 2 (overlapped + pingpong)");
+  static_assert(kCfg.o_store_bytes == 4 || kCfg.o_store_bytes == 8 || kCfg.o_store_bytes == 16, "O stores: 4, 8, 16 B");
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");

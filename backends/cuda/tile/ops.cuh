@@ -22,6 +22,8 @@
 //                               >= valid_rows are zero-filled. Then cp_async_commit() / cp_async_wait<N>().
 //   store(g, row_stride, t, valid_rows)                  registers -> global (converting to the pointer's type);
 //                               rows >= valid_rows are not written.
+//   store_scaled(g, row_stride, t, v, valid_rows)        as store, row r times v[r];
+//   store_scaled_wide<B>(...)  the same with B-byte stores, B = 8 or 16 (quad shuffles; 16-bit g, B-aligned rows)
 //   store(st, t, r0, c0)      registers -> shared (swizzled), converting.
 #pragma once
 
@@ -391,6 +393,56 @@ __device__ __forceinline__ void store_scaled(TG* g, std::int64_t row_stride, con
     const float s = v.v[i][k & 1];
     return make_float2(s * x.x, s * x.y);
   });
+}
+
+// As store_scaled, to a 16-bit destination whose rows are kBytes-aligned (g and row_stride), with kBytes-wide stores
+// (8 or 16): per 32-column span the 4 lanes of a quad trade their 4-byte pairs in xor shuffles (one round for 8 bytes,
+// two for 16), so that a warp writes whole 32-byte sectors of each row instead of 4-byte pieces. Every lane must
+// call it (the shuffles); rows >= valid_rows are not written.
+template <int kBytes, typename TG, int R, int C>
+__device__ __forceinline__ void store_scaled_wide(TG* g, std::int64_t row_stride, const rt_fl<R, C>& t,
+                                                  const rv_fl_rows<R>& v, int valid_rows) {
+  static_assert(is_16bit_v<TG> && C % 32 == 0, "wide stores: a 16-bit destination, 32-column spans");
+  static_assert(kBytes == 8 || kBytes == 16, "wide stores: 8 or 16 bytes");
+  const int lane = lane_id(), q = lane & 3;
+  const bool odd = (q & 1) != 0, upper = (q & 2) != 0;
+  auto word = [&](int i, int j, int k) {  // pair k of base tile (i, j), scaled and packed
+    const float s = v.v[i][k & 1];
+    const float2 x = to_float2(t.v[i][j][k]);
+    const packed_t<TG> p = from_float2<TG>(make_float2(s * x.x, s * x.y));
+    return *reinterpret_cast<const std::uint32_t*>(&p);
+  };
+#pragma unroll
+  for (int i = 0; i < R / 16; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // row half: pairs k = h (columns 0-7 of a base tile) and h + 2 (8-15)
+      const int r = 16 * i + (lane >> 2) + 8 * h;
+      TG* row = g + static_cast<std::int64_t>(r) * row_stride;
+#pragma unroll
+      for (int j = 0; j < C / 16; j += 2) {
+        // Groups of 8 columns: g0, g1 = base tile j, g2, g3 = j + 1; lane q holds columns 2q, 2q + 1 of each.
+        const std::uint32_t a0 = word(i, j, h), a1 = word(i, j, h + 2);
+        const std::uint32_t a2 = word(i, j + 1, h), a3 = word(i, j + 1, h + 2);
+        // xor 1: even lanes keep g0, g2, odd lanes g1, g3, each now 4 columns (4m..4m+3, m = q / 2) of them.
+        const std::uint32_t r0 = __shfl_xor_sync(0xffffffffu, odd ? a0 : a1, 1);
+        const std::uint32_t r1 = __shfl_xor_sync(0xffffffffu, odd ? a2 : a3, 1);
+        const std::uint32_t u0 = odd ? r0 : a0, u1 = odd ? a1 : r0;  // g0 or g1
+        const std::uint32_t u2 = odd ? r1 : a2, u3 = odd ? a3 : r1;  // g2 or g3
+        if constexpr (kBytes == 8) {
+          const int col = 16 * j + 8 * (q & 1) + 4 * (q >> 1);
+          if (r < valid_rows) {
+            *reinterpret_cast<uint2*>(row + col) = make_uint2(u0, u1);
+            *reinterpret_cast<uint2*>(row + col + 16) = make_uint2(u2, u3);
+          }
+        } else {
+          // xor 2: lanes 0, 1 complete g0, g1 (columns 0-3 theirs, 4-7 the partner's), lanes 2, 3 complete g2, g3.
+          const std::uint32_t w0 = __shfl_xor_sync(0xffffffffu, upper ? u0 : u2, 2);
+          const std::uint32_t w1 = __shfl_xor_sync(0xffffffffu, upper ? u1 : u3, 2);
+          const uint4 out = upper ? make_uint4(w0, w1, u2, u3) : make_uint4(u0, u1, w0, w1);
+          if (r < valid_rows) *reinterpret_cast<uint4*>(row + 16 * j + 8 * q) = out;
+        }
+      }
+    }
 }
 
 template <typename TS, typename T, int R, int C, int SR, int SC>

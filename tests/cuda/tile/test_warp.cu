@@ -1,5 +1,5 @@
 // Warp-level tile ops: cp.async into swizzled shared tiles, ldmatrix (row and transposed), mma.sync A·Bᵀ and A·B,
-// row reductions, exp2, stores with a row limit. Runs on any sm_80+ device.
+// row reductions, exp2, stores with a row limit (4-byte and quad-shuffled wide). Runs on any sm_80+ device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -111,7 +111,59 @@ __global__ void k_poly(const float* x, float* y, int n, const float* t, float* e
   tl::store(e, 64, b, 32);
 }
 
+// store_scaled and store_scaled_wide<8> / <16> of one 32x128 tile with per-row scales, rows >= valid untouched, into
+// rows of stride ld (> 128: the padding must stay untouched too).
+template <typename T>
+__global__ void k_store_wide(const float* x, const float* scale, int valid, int ld, T* plain, T* v8, T* v16) {
+  tl::rt_fl<32, 128> t;
+  fttest::rt_from_global(t, x, 128);
+  tl::rv_fl_rows<32> v;
+  const int lane = tl::lane_id();
+  for (int i = 0; i < 2; ++i)
+    for (int h = 0; h < 2; ++h) v.v[i][h] = scale[16 * i + (lane >> 2) + 8 * h];
+  tl::store_scaled(plain, ld, t, v, valid);
+  tl::store_scaled_wide<8>(v8, ld, t, v, valid);
+  tl::store_scaled_wide<16>(v16, ld, t, v, valid);
+}
+
+template <typename T>
+void run_store_wide() {
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> hx(32 * 128), hs(32);
+  for (auto& x : hx) x = u(rng);
+  for (auto& x : hs) x = u(rng);
+  const int valid = 27, ld = 136;  // 16-byte aligned rows, 8 padding columns
+  dev_buf<float> dx(hx.size()), ds(hs.size());
+  dev_buf<T> dp(32 * ld), d8(32 * ld), d16(32 * ld);
+  dx.upload(hx), ds.upload(hs);
+  T* outs[] = {dp.p, d8.p, d16.p};
+  for (T* p : outs) FT_CUDA(cudaMemset(p, 0xFF, 32 * ld * sizeof(T)));
+  k_store_wide<T><<<1, 32>>>(dx.p, ds.p, valid, ld, dp.p, d8.p, d16.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto plain = dp.download(), v8 = d8.download(), v16 = d16.download();
+  int mismatches = 0, wrong = 0, touched = 0;
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < 2 * ld; ++c) {  // the 8-byte result, then the 16-byte one
+      const float got = fttest::from16(c < ld ? v8[r * ld + c] : v16[r * ld + c - ld]);
+      if (r < valid && c % ld < 128) {
+        const double want = double(hs[r]) * hx[r * 128 + c % ld];
+        wrong += !(std::fabs(got - want) <= 0.01 * (1 + std::fabs(want)));
+        mismatches += got != fttest::from16(plain[r * ld + c % ld]);  // the same rounding as the 4-byte path
+      } else {
+        touched += !std::isnan(got);
+      }
+    }
+  CHECK(wrong == 0);
+  CHECK(mismatches == 0);
+  CHECK(touched == 0);
+}
+
 }  // namespace
+
+TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, bf16") { run_store_wide<tl::bf16>(); }
+TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, f16") { run_store_wide<tl::half>(); }
 
 TEST_CASE("warp poly_exp2 and exp2_fma_row with polynomial pairs") {
   std::vector<float> hx;

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""A/B table of a tuning call's grid.log: for each cell, each binary's dispatched TFLOP/s averaged over its runs in
+the call (binaries run interleaved, `== DIR/sm90_check_NAME ...` headings), its ratio to BASE, and cuDNN from the same
+call; then each binary's geomean ratio to BASE, causal and non-causal apart. parse_grid.py gives the table against the
+issue's bars; this one says whether a variant beats the kernel it came from.
+Usage: ab_grid.py grid.log BASE"""
+import collections
+import math
+import re
+import sys
+
+path, base = sys.argv[1], sys.argv[2]
+runs = collections.defaultdict(lambda: collections.defaultdict(list))
+peers, names, binary = {}, [], None
+for line in open(path):
+    if line.startswith("== "):
+        binary = line.split()[1].rsplit("_", 1)[-1]
+        if binary not in names:
+            names.append(binary)
+    m = re.match(r"bench sm90_fwd_\w+ d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
+    if m and line.rstrip().endswith("dispatched"):
+        runs[(int(m[1]), m[3], int(m[2]))][binary].append(float(m[4]))
+    m = re.match(r"peer cudnn\s+d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
+    if m:
+        peers[(int(m[1]), m[3], int(m[2]))] = float(m[4])
+
+mean = lambda xs: sum(xs) / len(xs)
+print("| d | causal | S | " + " | ".join(names) + " | cuDNN |")
+print("|---" * (len(names) + 4) + "|")
+ratios = collections.defaultdict(list)
+for cell in sorted(runs):
+    r = runs[cell]
+    b = mean(r[base])
+    cols = []
+    for n in names:
+        if r[n]:
+            ratios[(n, cell[1])].append(mean(r[n]) / b)
+            cols.append(f"{mean(r[n]):.1f} ({mean(r[n]) / b:.3f})")
+        else:
+            cols.append("-")
+    cudnn = peers.get(cell)
+    print(f"| {cell[0]} | {cell[1]} | {cell[2]} | " + " | ".join(cols) + f" | {cudnn if cudnn else '-'} |")
+print()
+for (n, c), xs in sorted(ratios.items()):
+    print(f"{n} {c}: geomean {math.exp(sum(map(math.log, xs)) / len(xs)):.3f}x {base}")
