@@ -14,7 +14,7 @@
 # 3. the whole grid twice interleaved: head, cs (4-byte streaming stores), w8, w16 (quad-shuffled 8/16-byte stores),
 #    ostage (branch wip/sm90-ostage: O staged in shared memory, stored by TMA from the producer warpgroup; checked
 #    on every launch mode and with racecheck first), then peers. If ostage is correct and fast, merge the branch and
-#    turn it on in sm90_traits.hpp (d64 and d128 non-causal).
+#    turn it on in sm90_traits.hpp (d128, d64 non-causal).
 # Files: main.log checks.log ncu.log sass_head.csv sass_noepi.csv grid.log.
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
