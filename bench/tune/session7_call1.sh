@@ -3,7 +3,8 @@
 # without them d128 non-causal 512 runs +29%), and three cheaper store forms. Build here first (~4 min, repo root):
 #   git apply bench/tune/session7_experiments.patch && rm -rf build-var18 &&
 #   tests/cuda/build_variants.sh build-var18 'head=' 'noepi=-DFT_SM90_ABL_EPI=1' 'cs=-DFT_TILE_STORE_CS=1' \
-#     'w8=-DFT_SM90_OSTORE=8' 'w16=-DFT_SM90_OSTORE=16' 'pfmap=-DFT_SM90_PREFETCH_MAPS=1' &&
+#     'w8=-DFT_SM90_OSTORE=8' 'w16=-DFT_SM90_OSTORE=16' 'pfmap=-DFT_SM90_PREFETCH_MAPS=1' \
+#     'cdyn=-DFT_SM90_CAUSAL_DYNAMIC=1' &&
 #   git checkout backends/ && rm -rf build-var18/obj &&
 #   cmake --build build --target tile_tests && cp build/tests/cuda/tile_tests build-var18/ &&
 #   git checkout wip/sm90-ostage && tests/cuda/build_variants.sh build-var18 'ostage=-DFT_SM90_OSTAGE=1' &&
