@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
     if (valid <= 0) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    constexpr int kW = Sh::kOTma ? 4 : Sh::kCfg.o_store_bytes;  // wide stores where every row of O is aligned to them
+    constexpr int kW = Sh::kOStoreBytes;  // wide stores where every row of O is aligned to them
     const auto o_bits = reinterpret_cast<std::uintptr_t>(p.o) | (p.o_sb | p.o_sh | p.o_ss) * sizeof(T);
     const bool wide = kW > 4 && o_bits % kW == 0;
     if constexpr (kW > 4) if (wide) tl::store_scaled_wide<kW>(o, p.o_ss, o_acc, inv_l, valid);

@@ -123,6 +123,8 @@ struct Sm90Shape {
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kOTma = kCfg.o_tma;
   static constexpr bool kDynamic = kCfg.dynamic;
+  // Direct O stores kOStoreBytes wide; kOTma builds keep 4 for their fallback (O not TMA-addressable), rarely taken.
+  static constexpr int kOStoreBytes = kOTma ? 4 : kCfg.o_store_bytes;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
   // tile's last P·V, so the epilogue runs under it.
   static constexpr bool kChain = !kPingpong && kQBufs == 2;
