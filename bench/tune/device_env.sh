@@ -1,6 +1,6 @@
 # Sourced by the session scripts here (on the device, repo root): logs everything to $OUT/$FT_LOG, defines
 # step (a timed heading), g (one timed grid binary, appended to $OUT/grid.log, killed after $FT_GRID_TIMEOUT s),
-# peers_grid, vk (below), cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), ck (a check, its
+# peers_grid, conformance, ab, vk (below), cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), ck (a check, its
 # verdict lines appended to $OUT/checks.log), clocks_start/mark (SM clock samples every 100 ms into $OUT/clocks.log,
 # with markers), unpacks the carried Vulkan loader and points the loader and the binaries at it and at the .bundle.
 # Scripts sourcing this must not use a bare `wait`: with stdout in the tee below it hung past every job's end in
@@ -21,6 +21,21 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 export LD_LIBRARY_PATH=$PWD/.bundle PYTHONUNBUFFERED=1
+# conformance BACKEND...: the library's conformance suite (.bundle) on each backend, into $OUT/conformance.log.
+conformance() {
+  step "conformance"
+  for b in "$@"; do
+    timeout 150 .bundle/flashtile_tests --ft-backend="$b" -tc='conformance*' >> "$OUT/conformance.log" 2>&1
+    echo "$b conformance exit $?"
+  done
+  grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
+}
+# ab DIR NAME...: the whole grid of each DIR/sm90_check_NAME, twice, the binaries interleaved (into grid.log).
+ab() {
+  local dir=$1 rep v; shift
+  step "grid A/B"
+  for rep in 1 2; do for v in "$@"; do g "$dir/sm90_check_$v" --bench-only --grid; done; done
+}
 ck() {
   echo "== $*" >> "$OUT/checks.log"
   timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"

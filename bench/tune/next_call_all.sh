@@ -9,12 +9,7 @@ set -u
 (
   FT_LOG=main.log
   . "$(dirname "$0")/device_env.sh"
-  step "conformance"
-  for b in cuda vulkan; do
-    timeout 150 .bundle/flashtile_tests --ft-backend=$b -tc='conformance*' >> "$OUT/conformance.log" 2>&1
-    echo "$b conformance exit $?"
-  done
-  grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
+  conformance cuda vulkan
 )
 bash "$(dirname "$0")/next_call_cuda.sh"
 bash "$(dirname "$0")/next_call.sh"

@@ -18,15 +18,7 @@ for ctas in 0 7 -1; do ck build-var12/sm90_check_br --no-bench --ctas $ctas; don
 ck compute-sanitizer --tool racecheck build-var12/sm90_check_br --quick --no-bench --ctas 5
 ck compute-sanitizer --tool memcheck build-var12/sm90_check_br --quick --no-bench --ctas 0
 grep -E "^==|^exit|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
-step "conformance"
-for b in cuda vulkan; do
-  timeout 150 .bundle/flashtile_tests --ft-backend=$b -tc='conformance*' >> "$OUT/conformance.log" 2>&1
-  echo "$b conformance exit $?"
-done
-grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
-step "grid A/B"
-for rep in 1 2; do
-  for v in head br; do g build-var12/sm90_check_$v --bench-only --grid; done
-done
+conformance cuda vulkan
+ab build-var12 head br
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

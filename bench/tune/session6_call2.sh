@@ -13,9 +13,6 @@ for v in chain chainpf; do for ctas in 0 7 -1; do ck $B/sm90_check_$v --no-bench
 ck $B/sm90_check_pp --no-bench --ctas 0
 ck compute-sanitizer --tool racecheck $B/sm90_check_chain --quick --no-bench --ctas 5
 grep -E "^==|^exit|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
-step "grid A/B"
-for rep in 1 2; do
-  for v in base chain chainpf pp; do g $B/sm90_check_$v --bench-only --grid; done
-done
+ab $B base chain chainpf pp
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

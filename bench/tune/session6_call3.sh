@@ -15,13 +15,7 @@ ck compute-sanitizer --tool racecheck .bundle/sm90_check --quick --no-bench --ct
 ck compute-sanitizer --tool memcheck .bundle/sm90_check --quick --no-bench --ctas 0
 for v in v1 v2 v3; do ck $B/sm90_check_$v --no-bench --quick --ctas 0; done
 grep -E "^==|^exit|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
-step "conformance"
-timeout 150 .bundle/flashtile_tests --ft-backend=cuda -tc='conformance*' >> "$OUT/conformance.log" 2>&1
-echo "cuda conformance exit $?"
-grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
-step "grid A/B"
-for rep in 1 2; do
-  for v in head v1 v2 v3; do g $B/sm90_check_$v --bench-only --grid; done
-done
+conformance cuda
+ab $B head v1 v2 v3
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

@@ -15,15 +15,7 @@ ck compute-sanitizer --tool racecheck .bundle/sm90_check --quick --no-bench --ct
 ck compute-sanitizer --tool memcheck .bundle/sm90_check --quick --no-bench --ctas 0
 for ctas in 0 7; do ck $B/sm90_check_kfirst --no-bench --quick --ctas $ctas; done
 grep -E "^==|^exit|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
-step "conformance"
-for b in cuda vulkan; do
-  timeout 150 .bundle/flashtile_tests --ft-backend=$b -tc='conformance*' >> "$OUT/conformance.log" 2>&1
-  echo "$b conformance exit $?"
-done
-grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
-step "grid A/B"
-for rep in 1 2; do
-  for v in head kfirst; do g $B/sm90_check_$v --bench-only --grid; done
-done
+conformance cuda vulkan
+ab $B head kfirst
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

@@ -7,9 +7,6 @@ set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 B=build-var16
 . "$(dirname "$0")/device_env.sh"
-step "grid A/B"
-for rep in 1 2; do
-  for v in head noq noepi none; do g $B/sm90_check_$v --bench-only --grid; done
-done
+ab $B head noq noepi none
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

@@ -11,10 +11,7 @@ step "checks"
 ck .bundle/tile_tests
 for ctas in 0 7 -1; do ck .bundle/sm90_check --no-bench --ctas $ctas; done
 grep -E "^==|^exit|passed|FAIL|ERROR|test cases" "$OUT/checks.log"
-step "conformance"
-timeout 150 .bundle/flashtile_tests --ft-backend=cuda -tc='conformance*' >> "$OUT/conformance.log" 2>&1
-echo "cuda conformance exit $?"
-grep -E "conformance:|test cases|Status" "$OUT/conformance.log"
+conformance cuda
 step "grid A/B"
 for rep in 1 2; do
   g build-var16/sm90_check_head --bench-only --grid

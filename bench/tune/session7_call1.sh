@@ -39,9 +39,6 @@ for v in head noepi; do
   echo "$v sass exit $?"
 done
 grep -E "########|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Stall" "$OUT/ncu.log" | head -40
-step "grid A/B"
-for rep in 1 2; do
-  for v in head cs w8 w16 ostage pfmap; do g $B/sm90_check_$v --bench-only --grid; done
-done
+ab $B head cs w8 w16 ostage pfmap
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

@@ -15,9 +15,6 @@ step "checks"
 for ctas in 0 7 -1; do ck $B/sm90_check_cdyn --no-bench --ctas $ctas; done
 ck compute-sanitizer --tool racecheck $B/sm90_check_cdyn --quick --no-bench --ctas 5
 grep -E "^==|^exit|passed|FAIL|ERROR|hazard" "$OUT/checks.log"
-step "grid A/B"
-for rep in 1 2; do
-  for v in head cdyn; do g $B/sm90_check_$v --bench-only --grid; done
-done
+ab $B head cdyn
 FT_PEERS_TIMEOUT=120 peers_grid
 step done
