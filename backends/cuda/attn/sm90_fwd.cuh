@@ -306,7 +306,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     const Sm90Tile et = tile_of(t);
     const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
     const int valid = p.seqlen_q - row0;
-    const bool via_tma = (Sh::kOTma && qb >= 0 && p.o_tma) || (Sh::kOStage && p.o_tma);
+    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;  // qb < 0: tiles without keys
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
     if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, o_uses);
     if (valid <= 0) return;

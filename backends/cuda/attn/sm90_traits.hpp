@@ -99,10 +99,12 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OSTORE
   c.o_store_bytes = FT_SM90_OSTORE;
 #endif
-  // Staged O (WIP, session 6 branch wip/sm90-ostage): non-causal direct-store kernels, so the epilogue only writes
-  // shared memory. Unmeasured: FT_SM90_OSTAGE=1 turns it on.
+  // Staged O (WIP, session 6 branch wip/sm90-ostage): the epilogue only writes shared memory. Unmeasured:
+  // FT_SM90_OSTAGE=1 turns it on for d128 (causal then leaves its Q-buffer TMA store) and d64 non-causal (d64
+  // causal spills 24 bytes with it; d256 has no shared memory left for an O buffer).
 #ifdef FT_SM90_OSTAGE
-  c.o_stage = FT_SM90_OSTAGE != 0 && !causal;
+  c.o_stage = FT_SM90_OSTAGE != 0 && (d == 128 || (d == 64 && !causal));
+  if (c.o_stage) c.o_tma = false;
 #endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
@@ -162,7 +164,7 @@ struct Sm90Shape {
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
-  static_assert(!kOStage || (!kCausal && !kChain), "staged O: every tile has keys and is stored in loop order");
+  static_assert(!kOStage || !kChain, "staged O: tiles are stored in loop order, the chain's epilogue runs late");
 };
 
 }  // namespace flashtile::cuda
