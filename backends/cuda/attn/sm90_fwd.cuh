@@ -16,7 +16,8 @@
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
 //    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp).
 //  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written; 4 bytes wide, or 8 / 16
-//    after quad shuffles where the config asks and O's rows are aligned), or, in kOTma builds,
+//    after quad shuffles where the config asks and O's rows are aligned); or, in kOStage builds, into O buffers of
+//    their own that a storer thread of the producer warpgroup writes out by TMA (sm90_stage_o); or, in kOTma builds,
 //    through the tile's own Q buffer and one TMA store per consumer (the producer's next Q load waits for it); LSE in
 //    natural log.
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
@@ -42,17 +43,31 @@ struct Sm90Params {
   int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
 };
 
+// Staged O's buffers (Sm90Shape::kOStage): kB tiles of 64 rows; none otherwise.
+template <typename T, int D, int kB>
+struct Sm90OBufs {
+  tile::st<T, 64, D> buf[kB];
+};
+template <typename T, int D>
+struct Sm90OBufs<T, D, 0> {};
+
 template <int D, typename T, bool kCausal>
 struct Sm90Smem {
   using Sh = Sm90Shape<D, kCausal>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
+  [[no_unique_address]] Sm90OBufs<T, D, Sh::kOBufs> o;
   // K and V have their own rings: K(n+1) can land while P(n)·V(n) still reads V.
   tile::mbarrier q_full[Sh::kQBufs], q_empty[Sh::kQBufs], k_full[Sh::kStages], v_full[Sh::kStages], k_empty[Sh::kStages], v_empty[Sh::kStages];
   // kDynamic: the scheduler (the producer's thread) writes tile j's index into slot j % 2 before its Q load's arrive
   // on q_full, whose wait makes it visible to the consumers; index tiles (a plain arrive, no load) stops them.
   int sched[2];
+  // kOStage: use n of O buffer b completes o_full[b] on its consumer's 128 arrivals (dst: its destination row, head,
+  // batch; row < 0 stops the storer), o_empty[b] on the storer's one, once the TMA store has read it.
+  static constexpr int kOB = Sh::kOBufs > 0 ? Sh::kOBufs : 1;
+  tile::mbarrier o_full[kOB], o_empty[kOB];
+  int o_dst[kOB][3];
 
   // A full barrier completes on the producer's one arrival (and its TMA bytes), an empty one on every consumer thread.
   __device__ __forceinline__ void init_barriers() {
@@ -65,6 +80,10 @@ struct Sm90Smem {
       tile::init(v_full[s], 1);
       tile::init(k_empty[s], 128 * Sh::kConsumers);
       tile::init(v_empty[s], 128 * Sh::kConsumers);
+    }
+    for (int b = 0; b < Sh::kOBufs; ++b) {
+      tile::init(o_full[b], 128);
+      tile::init(o_empty[b], 1);
     }
     tile::fence_barrier_init();
   }
@@ -163,6 +182,52 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
   }
 }
 
+// Staged O (Sm90Shape::kOStage), consumer side, all 128 threads of consumer c: O / l into this consumer's buffer (or
+// the shared one, taken in consumer order) for its `uses`-th tile, then a hand-over to the storer. et null: the stop
+// record after the consumer's last tile (o unused).
+template <int D, typename T, bool kCausal>
+__device__ __forceinline__ void sm90_stage_o(Sm90Smem<D, T, kCausal>& sm, int c, int w, tile::rt_fl<16, D>& o,
+                                             const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int& uses) {
+  namespace tl = flashtile::tile;
+  using Sh = Sm90Shape<D, kCausal>;
+  const int row = et != nullptr ? et->m_block * Sh::kBlockM + c * 64 : -1, head = et ? et->head : 0,
+            batch = et ? et->batch : 0;
+  const int b = Sh::kOBufs == 1 ? 0 : c;
+  const int n = Sh::kOBufs == 1 ? uses * Sh::kConsumers + c : uses;  // use number of buffer b
+  ++uses;
+  tl::wait(sm.o_empty[b], (n & 1) ^ 1);
+  if (row >= 0) {
+    tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
+    tl::store(sm.o.buf[b], o, w * 16, 0);
+    tl::fence_proxy_async();  // generic-proxy writes, read by the copy engine
+  }
+  if (tl::warpgroup::thread() == 0) {
+    sm.o_dst[b][0] = row;
+    sm.o_dst[b][1] = head;
+    sm.o_dst[b][2] = batch;
+  }
+  tl::arrive(sm.o_full[b]);
+}
+// The storer role (one thread of the producer warpgroup): each staged buffer in use order, one TMA store each (rows
+// past Sq clipped), released once the copy engine has read it; returns after every consumer's stop record.
+template <int D, typename T, bool kCausal>
+__device__ __forceinline__ void sm90_store_staged_o(Sm90Smem<D, T, kCausal>& sm, const CUtensorMap* o_map) {
+  namespace tl = flashtile::tile;
+  using Sh = Sm90Shape<D, kCausal>;
+  for (int n = 0, stopped = 0; stopped < Sh::kConsumers; ++n) {
+    const int b = Sh::kOBufs == 1 ? 0 : n % Sh::kConsumers, k = Sh::kOBufs == 1 ? n : n / Sh::kConsumers;
+    tl::wait(sm.o_full[b], k & 1);
+    if (sm.o_dst[b][0] < 0) {
+      ++stopped;
+    } else {
+      tl::store_async(o_map, sm.o.buf[b], sm.o_dst[b][0], sm.o_dst[b][1], sm.o_dst[b][2]);
+      tl::store_commit();
+      tl::store_wait<0>();
+    }
+    tl::arrive(sm.o_empty[b]);
+  }
+}
+
 template <int D, typename T, bool kCausal>
 __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, kCausal>::kCtasPerSm)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
@@ -218,6 +283,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
       }
       if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
     }
+    if constexpr (Sh::kOStage) if (threadIdx.x == 32 && p.o_tma) sm90_store_staged_o(sm, &p.o_map);
     return;
   }
   // ------------------------------------------------------------------------------------------------- consumers
@@ -227,6 +293,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
   tl::zero(o_acc);
+  int o_uses = 0;  // kOStage: tiles staged so far
   // Epilogue of tile t for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE (natural log);
   // O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never loaded).
   auto epilogue = [&](int t, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
@@ -239,8 +306,9 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     const Sm90Tile et = tile_of(t);
     const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
     const int valid = p.seqlen_q - row0;
-    const bool via_tma = Sh::kOTma && qb >= 0 && p.o_tma;
+    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;  // qb < 0: tiles without keys
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
+    if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, o_uses);
     if (valid <= 0) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
     constexpr int kW = Sh::kOStoreBytes;  // wide stores where every row of O is aligned to them
@@ -363,6 +431,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, 
     t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
+  if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, o_uses);
 #endif
 }
 
@@ -401,7 +470,7 @@ void sm90_run(const FwdParams& f) {
   p.q_map = q.map;
   p.k_map = k.map;
   p.v_map = v.map;
-  if constexpr (Sh::kOTma) {  // O through TMA where it can address O (else the kernel stores directly)
+  if constexpr (Sh::kOTma || Sh::kOStage) {  // O through TMA where it can address O (else direct stores)
     tile::gl4<T> o;
     p.o_tma = tile::make_gl4(o, static_cast<T*>(f.o), f.batch, f.seqlen_q, f.heads_q, D, f.o_sb, f.o_ss, f.o_sh, 64)
                   .empty();

@@ -28,6 +28,7 @@ struct Sm90Config {
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
   bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
   int o_store_bytes = 4;  // width of direct O stores: 4, or 8 / 16 after quad shuffles (tile::store_scaled_wide)
+  bool o_stage = false;   // O staged in its own buffer(s), stored by TMA from the producer warpgroup (not kOTma)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
@@ -45,7 +46,8 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0], v[1], v[2], v[3], v[4], v[5], c.persistent_max_sk, c.o_tma, c.dynamic, c.o_store_bytes};
+  return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.o_stage};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -97,6 +99,13 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OSTORE
   c.o_store_bytes = FT_SM90_OSTORE;
 #endif
+  // Staged O (WIP, session 6 branch wip/sm90-ostage): the epilogue only writes shared memory. Unmeasured:
+  // FT_SM90_OSTAGE=1 turns it on for d128 (causal then leaves its Q-buffer TMA store) and d64 non-causal (d64
+  // causal spills 24 bytes with it; d256 has no shared memory left for an O buffer).
+#ifdef FT_SM90_OSTAGE
+  c.o_stage = FT_SM90_OSTAGE != 0 && (d == 128 || (d == 64 && !causal));
+  if (c.o_stage) c.o_tma = false;
+#endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
   c.dynamic = c.dynamic && !causal && c.q_bufs == 1;  // chained tiles need the next tile early
@@ -123,13 +132,17 @@ struct Sm90Shape {
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kOTma = kCfg.o_tma;
   static constexpr bool kDynamic = kCfg.dynamic;
-  // Direct O stores kOStoreBytes wide; kOTma builds keep 4 for their fallback (O not TMA-addressable), rarely taken.
-  static constexpr int kOStoreBytes = kOTma ? 4 : kCfg.o_store_bytes;
+  // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
+  static constexpr bool kOStage = kCfg.o_stage && !kOTma;
+  // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
+  static constexpr int kOStoreBytes = kOTma || kOStage ? 4 : kCfg.o_store_bytes;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
   // tile's last P·V, so the epilogue runs under it.
   static constexpr bool kChain = !kPingpong && kQBufs == 2;
-  static constexpr int kSmemBytes =
+  static constexpr int kBaseSmemBytes =
       2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
+  static constexpr int kOBufs = !kOStage ? 0 : kBaseSmemBytes + kConsumers * 128 * D <= 227 * 1024 ? kConsumers : 1;
+  static constexpr int kSmemBytes = kBaseSmemBytes + kOBufs * 128 * D;
   static_assert(kSmemBytes <= 227 * 1024, "sm90 tiles exceed shared memory");
   // CTAs per SM: one consumer with tiles that fit twice runs two CTAs, whose tiles interleave on the tensor cores the
   // way pingpong's consumers do, without a handshake (an experiment, e.g. FT_SM90_CFG128="1:64:2:1:1"); else one.
@@ -151,6 +164,7 @@ struct Sm90Shape {
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
+  static_assert(!kOStage || !kChain, "staged O: tiles are stored in loop order, the chain's epilogue runs late");
 };
 
 }  // namespace flashtile::cuda
