@@ -8,10 +8,11 @@
 // persistent (--ctas #SMs) and once with one CTA per tile (--ctas -1). --ctas N forces the grid (N > 0: at most N CTAs,
 // so each loops over many tiles; N < 0: one CTA per tile) for the correctness list.
 //
-// Usage: sm90_check [--quick (bf16, small sizes only)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL] [--ctas N].
+// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL] [--ctas N].
 // Exit 0 all passed, 1 a failure, 77 no sm_90 device.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -151,8 +152,8 @@ bool run_case(const Case& c, std::mt19937& rng) {
   const double err_l = gl.empty() ? 0.0 : fttest::rel_err(gl, rl);
   const double tol = c.bf16 ? 1e-2 : 2e-3;
   const bool ok = err_o <= tol && err_l <= tol && bad_inf == 0 && bad_poison == 0;
-  std::printf("%s %-60s err_o=%.2e err_lse=%.2e bad_-inf=%d poison_overwritten=%d\n", ok ? "ok  " : "FAIL", name,
-              err_o, err_l, bad_inf, bad_poison);
+  std::printf("%s %-60s err_o=%.2e err_lse=%.2e bad_-inf=%d poison_overwritten=%d %s\n", ok ? "ok  " : "FAIL", name,
+              err_o, err_l, bad_inf, bad_poison, flashtile::cuda::sm90_fwd_name(p).c_str());
   return ok;
 }
 
@@ -218,8 +219,9 @@ void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", b
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut short by a timeout (sanitizers) still shows its last case
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive a timeout kill
-  bool quick = false, no_bench = false, bench_only = false, grid = false;
+  bool quick = false, tiny = false, no_bench = false, bench_only = false, grid = false;
   int grid_d = 0;  // --grid-d D: only this head dim
   int grid_smax = 16384;    // --grid-smax S: only seqlens up to S
   int cell[3] = {0, 0, 0};  // --cell D,S,CAUSAL: time one grid cell with the configured launch (for ncu)
@@ -230,6 +232,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--cell") && i + 1 < argc) std::sscanf(argv[++i], "%d,%d,%d", &cell[0], &cell[1], &cell[2]);
     if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc) flashtile::cuda::sm90_ctas_override = std::atoi(argv[++i]);
     quick |= !std::strcmp(argv[i], "--quick");
+    tiny |= !std::strcmp(argv[i], "--tiny");
     no_bench |= !std::strcmp(argv[i], "--no-bench");
     bench_only |= !std::strcmp(argv[i], "--bench-only");
   }
@@ -252,17 +255,23 @@ int main(int argc, char** argv) {
   if (!bench_only) {
     std::vector<Case> cases;
     const int small[][2] = {{1, 17}, {17, 1}, {17, 257}, {257, 17}, {257, 1000}, {1000, 257}};
+    quick |= tiny;  // racecheck checks every shared-memory access: a few small cases, each head dim and O path
     const int big[][2] = {{1000, 4096}, {4096, 1000}};
     for (int D : {64, 128, 256})
       for (bool bf : {true, false})
         for (bool causal : {false, true}) {
           if (quick && !bf) continue;
-          for (auto& s : small) cases.push_back({2, s[0], s[1], 4, 1, D, bf, causal, 0});
+          for (auto& s : small)
+            if (!tiny || s[0] == 257) cases.push_back({2, s[0], s[1], 4, 1, D, bf, causal, 0});
           if (!quick && (D == 128 || bf))
             for (auto& s : big) cases.push_back({1, s[0], s[1], 4, 1, D, bf, causal, 0});
         }
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
-    cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
+    if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
+    // Both sides of the staged-O length limit where staged O is built (sm90_stages_o: d128 non-causal to 4096
+    // keys), GQA 2:1.
+    if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
+    if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!quick) cases.push_back({3, 129, 4000, 4, 4, 64, false, false, 8});
     if (!quick)  // more tiles than SMs: persistent CTAs loop over tiles of different lengths
       for (int D : {64, 128, 256})

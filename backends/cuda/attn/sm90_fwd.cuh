@@ -51,9 +51,9 @@ struct Sm90OBufs {
 template <typename T, int D>
 struct Sm90OBufs<T, D, 0> {};
 
-template <int D, typename T, bool kCausal>
+template <int D, typename T, bool kCausal, bool kStage>
 struct Sm90Smem {
-  using Sh = Sm90Shape<D, kCausal>;
+  using Sh = Sm90Shape<D, kCausal, kStage>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
@@ -63,10 +63,11 @@ struct Sm90Smem {
   // kDynamic: the scheduler (the producer's thread) writes tile j's index into slot j % 2 before its Q load's arrive
   // on q_full, whose wait makes it visible to the consumers; index tiles (a plain arrive, no load) stops them.
   int sched[2];
-  // kOStage: use n of O buffer b completes o_full[b] on its consumer's 128 arrivals (dst: its destination row, head,
-  // batch; row < 0 stops the storer), o_empty[b] on the storer's one, once the TMA store has read it.
+  // kOStage: a use of O buffer b completes o_full[b] on its consumer's 128 arrivals (dst: its destination row, head,
+  // batch; row < 0 stops the storer); once the TMA store has read it, the storer's arrival completes o_empty[c] of
+  // the consumer that writes it next (its own, or the next one in turn where they share one buffer).
   static constexpr int kOB = Sh::kOBufs > 0 ? Sh::kOBufs : 1;
-  tile::mbarrier o_full[kOB], o_empty[kOB];
+  tile::mbarrier o_full[kOB], o_empty[Sh::kConsumers];
   int o_dst[kOB][3];
 
   // A full barrier completes on the producer's one arrival (and its TMA bytes), an empty one on every consumer thread.
@@ -81,10 +82,8 @@ struct Sm90Smem {
       tile::init(k_empty[s], 128 * Sh::kConsumers);
       tile::init(v_empty[s], 128 * Sh::kConsumers);
     }
-    for (int b = 0; b < Sh::kOBufs; ++b) {
-      tile::init(o_full[b], 128);
-      tile::init(o_empty[b], 1);
-    }
+    for (int b = 0; b < Sh::kOBufs; ++b) tile::init(o_full[b], 128);
+    for (int c = 0; c < (Sh::kOStage ? Sh::kConsumers : 0); ++c) tile::init(o_empty[c], 1);
     tile::fence_barrier_init();
   }
 };
@@ -185,17 +184,20 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
 // Staged O (Sm90Shape::kOStage), consumer side, all 128 threads of consumer c: O / l into this consumer's buffer (or
 // the shared one, taken in consumer order) for its `uses`-th tile, then a hand-over to the storer. et null: the stop
 // record after the consumer's last tile (o unused).
-template <int D, typename T, bool kCausal>
-__device__ __forceinline__ void sm90_stage_o(Sm90Smem<D, T, kCausal>& sm, int c, int w, tile::rt_fl<16, D>& o,
+template <typename Smem, int D>
+__device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl<16, D>& o,
                                              const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int& uses) {
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal>;
+  using Sh = typename Smem::Sh;
   const int row = et != nullptr ? et->m_block * Sh::kBlockM + c * 64 : -1, head = et ? et->head : 0,
             batch = et ? et->batch : 0;
   const int b = Sh::kOBufs == 1 ? 0 : c;
-  const int n = Sh::kOBufs == 1 ? uses * Sh::kConsumers + c : uses;  // use number of buffer b
+  // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
+  // alias: with one buffer per consumer, phase uses - 1 (the first use is free); with a shared one, the store of the
+  // previous consumer in turn (consumer 0's first use is free).
+  const bool free_first = Sh::kOBufs != 1 || c == 0;
+  tl::wait(sm.o_empty[c], (uses & 1) ^ (free_first ? 1 : 0));
   ++uses;
-  tl::wait(sm.o_empty[b], (n & 1) ^ 1);
   if (row >= 0) {
     tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
     tl::store(sm.o.buf[b], o, w * 16, 0);
@@ -210,10 +212,10 @@ __device__ __forceinline__ void sm90_stage_o(Sm90Smem<D, T, kCausal>& sm, int c,
 }
 // The storer role (one thread of the producer warpgroup): each staged buffer in use order, one TMA store each (rows
 // past Sq clipped), released once the copy engine has read it; returns after every consumer's stop record.
-template <int D, typename T, bool kCausal>
-__device__ __forceinline__ void sm90_store_staged_o(Sm90Smem<D, T, kCausal>& sm, const CUtensorMap* o_map) {
+template <typename Smem>
+__device__ __forceinline__ void sm90_store_staged_o(Smem& sm, const CUtensorMap* o_map) {
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal>;
+  using Sh = typename Smem::Sh;
   for (int n = 0, stopped = 0; stopped < Sh::kConsumers; ++n) {
     const int b = Sh::kOBufs == 1 ? 0 : n % Sh::kConsumers, k = Sh::kOBufs == 1 ? n : n / Sh::kConsumers;
     tl::wait(sm.o_full[b], k & 1);
@@ -224,20 +226,20 @@ __device__ __forceinline__ void sm90_store_staged_o(Sm90Smem<D, T, kCausal>& sm,
       tl::store_commit();
       tl::store_wait<0>();
     }
-    tl::arrive(sm.o_empty[b]);
+    tl::arrive(sm.o_empty[Sh::kOBufs == 1 ? (n + 1) % Sh::kConsumers : b]);
   }
 }
 
-template <int D, typename T, bool kCausal>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal>::kThreads, Sm90Shape<D, kCausal>::kCtasPerSm)
+template <int D, typename T, bool kCausal, bool kStage>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90Shape<D, kCausal, kStage>::kCtasPerSm)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal>;
+  using Sh = Sm90Shape<D, kCausal, kStage>;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
   constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
   extern __shared__ char smem_raw[];
-  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kStage>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warpgroup::index();
@@ -452,11 +454,11 @@ inline void sm90_check(cudaError_t e, const char* what) {
     throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Build the TMA maps and launch one instantiation. Instantiated in sm90_fwd_d{64,128,256}.cu.
-template <int D, typename T, bool kCausal>
+// Build the TMA maps and launch one instantiation.
+template <int D, typename T, bool kCausal, bool kStage>
 void sm90_run(const FwdParams& f) {
-  using Sh = Sm90Shape<D, kCausal>;
-  static_assert(sizeof(Sm90Smem<D, T, kCausal>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  using Sh = Sm90Shape<D, kCausal, kStage>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal, kStage>) + 1024 <= Sh::kSmemBytes, "smem budget");
   Sm90Params<T> p{};
   tile::gl4<T> q, k, v;
   auto map = [](tile::gl4<T>& g, const void* ptr, int b, int s, int h, std::int64_t sb, std::int64_t ss,
@@ -485,7 +487,7 @@ void sm90_run(const FwdParams& f) {
   p.batch_heads = f.batch * f.heads_q;
   p.tiles = p.m_blocks * p.batch_heads;
 
-  auto kernel = &sm90_fwd_kernel<D, T, kCausal>;
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kStage>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
   // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
@@ -513,6 +515,22 @@ void sm90_run(const FwdParams& f) {
   kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, stream>>>(p);
   sm90_check(cudaGetLastError(), "kernel launch");
   if (dynamic) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
+}
+
+// The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
+// sm90_fwd_d{64,128,256}.cu): causality, and staged O where sm90_stages_o says so. Only the kernels the config can
+// pick are instantiated.
+template <int D, typename T, bool kCausal>
+void sm90_run_stage(const FwdParams& f) {
+  constexpr int kMax = sm90_config(D, kCausal).o_stage_max_sk;
+  if constexpr (kMax > 0)
+    if (sm90_stages_o(D, kCausal, f.seqlen_k)) return sm90_run<D, T, kCausal, true>(f);
+  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, false>(f);
+}
+template <int D, typename T>
+void sm90_dispatch(const FwdParams& f) {
+  if (f.causal) sm90_run_stage<D, T, true>(f);
+  else sm90_run_stage<D, T, false>(f);
 }
 
 }  // namespace flashtile::cuda

@@ -1,9 +1,8 @@
-// sm90 forward instantiations for head dim 256 (bf16/f16 x causal/not): one file per head dim keeps builds parallel.
+// sm90 forward instantiations for head dim 256 (bf16/f16; sm90_dispatch picks causal or not and the O path): one file
+// per head dim keeps builds parallel.
 #include "attn/sm90_fwd.cuh"
 
 namespace flashtile::cuda {
-template void sm90_run<256, tile::bf16, false>(const FwdParams&);
-template void sm90_run<256, tile::bf16, true>(const FwdParams&);
-template void sm90_run<256, tile::half, false>(const FwdParams&);
-template void sm90_run<256, tile::half, true>(const FwdParams&);
+template void sm90_dispatch<256, tile::bf16>(const FwdParams&);
+template void sm90_dispatch<256, tile::half>(const FwdParams&);
 }  // namespace flashtile::cuda

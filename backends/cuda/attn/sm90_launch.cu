@@ -1,24 +1,23 @@
-// sm90 forward: the launch layer. Maps runtime head dim / dtype / causal to the template instantiations (compiled
-// in sm90_fwd_d{64,128,256}.cu) and says, in one line, why a call does not qualify.
+// sm90 forward: the launch layer. Maps runtime head dim / dtype to the instantiations of sm90_dispatch (compiled in
+// sm90_fwd_d{64,128,256}.cu, which maps causality and the O path) and says, in one line, why a call does not qualify.
 #include <flashtile/types.hpp>
 
 #include <cstdint>
 #include <string>
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm90_traits.hpp"
 #include "tile/base.cuh"
 #include "tile/gl.cuh"
 
 namespace flashtile::cuda {
 
-template <int D, typename T, bool kCausal>
-void sm90_run(const FwdParams& f);
+template <int D, typename T>
+void sm90_dispatch(const FwdParams& f);
 
 #define FT_SM90_EXTERN(D)                                                    \
-  extern template void sm90_run<D, tile::bf16, false>(const FwdParams&);   \
-  extern template void sm90_run<D, tile::bf16, true>(const FwdParams&);    \
-  extern template void sm90_run<D, tile::half, false>(const FwdParams&);   \
-  extern template void sm90_run<D, tile::half, true>(const FwdParams&);
+  extern template void sm90_dispatch<D, tile::bf16>(const FwdParams&);     \
+  extern template void sm90_dispatch<D, tile::half>(const FwdParams&);
 FT_SM90_EXTERN(64)
 FT_SM90_EXTERN(128)
 FT_SM90_EXTERN(256)
@@ -48,17 +47,14 @@ std::string sm90_fwd_supports(const FwdParams& p) {
 
 std::string sm90_fwd_name(const FwdParams& p) {
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (p.causal ? ",causal>" : ">");
+         (p.causal ? ",causal" : "") + (sm90_stages_o(p.head_dim, p.causal, p.seqlen_k) ? ",ostage>" : ">");
 }
 
 namespace {
 template <int D>
 void launch_d(const FwdParams& p) {
-  const bool bf = p.dtype == ElemType::BF16;
-  if (bf && p.causal) sm90_run<D, tile::bf16, true>(p);
-  else if (bf) sm90_run<D, tile::bf16, false>(p);
-  else if (p.causal) sm90_run<D, tile::half, true>(p);
-  else sm90_run<D, tile::half, false>(p);
+  if (p.dtype == ElemType::BF16) sm90_dispatch<D, tile::bf16>(p);
+  else sm90_dispatch<D, tile::half>(p);
 }
 }  // namespace
 

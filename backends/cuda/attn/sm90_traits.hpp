@@ -12,23 +12,26 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
-// FT_SM90_OSTORE override these for experiments (bench/results/*/README.md have the measurements).
+// FT_SM90_OSTORE / FT_SM90_OSTAGE override these for experiments (bench/results/*/README.md have the measurements).
 #pragma once
 
 #include <algorithm>
 
 namespace flashtile::cuda {
 
+inline constexpr int kSm90Always = 1 << 30;  // a seqlen limit no call reaches
+
 struct Sm90Config {
   int consumers, block_n, stages, schedule;
   int q_bufs = 1;                   // 2: Q double-buffered, so the next tile's first Q·Kᵀ chains onto this one's last P·V
   int poly_every = 0;               // > 0: every poly_every-th softmax exponential pair on the FMA pipe
                                     // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
-  int persistent_max_sk = 1 << 30;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
+  int persistent_max_sk = kSm90Always;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
   bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
   int o_store_bytes = 4;  // width of direct O stores: 4, or 8 / 16 after quad shuffles (tile::store_scaled_wide)
-  bool o_stage = false;   // O staged in its own buffer(s), stored by TMA from the producer warpgroup (not kOTma)
+  int o_stage_max_sk = 0;  // O staged in buffers of its own, stored by TMA from the producer warpgroup, while
+                           // seqlen_k <= this (a kernel of its own, instead of o_tma; 0: never)
 };
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
@@ -47,7 +50,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     if (*s == ':') ++s;
   }
   return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.o_stage};
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.o_stage_max_sk};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -78,6 +81,17 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // cost of persistent launches (d128 non-causal 512 +29%, 1k +17%). 16-byte stores (call 6) won that back at short
   // lengths (d128 non-causal 512 +11%, 1k +5%) but cost 2-5% from 4k at d64/d128 non-causal (the main loop's code
   // changed with them), so 4 stays; d64 causal spills 12 bytes with 16.
+  // Staged O (the consumers only write shared memory; a storer thread issues the TMA stores): session 7 call 1
+  // (bench/results/2026-11-30_h200_session7), the whole grid twice interleaved against the kernel without it: d64
+  // non-causal +4/+4/+4/+2% at 512/1k/2k/4k and -0.6/-0.2% at 8k/16k; d128 non-causal +12/+2/+6/+2% to 4k but -4/-2%
+  // at 8k/16k, so it stops there (a kernel of its own); d128 causal -3..8% (with it instead of its Q-buffer TMA
+  // store). d64 causal spills 24 bytes with it; d256 has no shared memory left for an O buffer.
+  // Off by default until it passes racecheck and memcheck on the H200 (-DFT_SM90_OSTAGE=1 builds it as measured):
+  // call 3's sanitizer runs hung at the first d128 case, which exposed a parity alias in the shared buffer's
+  // hand-over (fixed since, but not yet run on a GPU; bench/tune/session8_call1.sh).
+#if defined(FT_SM90_OSTAGE) && FT_SM90_OSTAGE
+  if (!causal) c.o_stage_max_sk = d == 64 ? kSm90Always : d == 128 ? 4096 : 0;
+#endif
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
 #endif
@@ -99,26 +113,27 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OSTORE
   c.o_store_bytes = FT_SM90_OSTORE;
 #endif
-  // Staged O (WIP, session 6 branch wip/sm90-ostage): the epilogue only writes shared memory. Unmeasured:
-  // FT_SM90_OSTAGE=1 turns it on for d128 (causal then leaves its Q-buffer TMA store) and d64 non-causal (d64
-  // causal spills 24 bytes with it; d256 has no shared memory left for an O buffer).
-#ifdef FT_SM90_OSTAGE
-  c.o_stage = FT_SM90_OSTAGE != 0 && (d == 128 || (d == 64 && !causal));
-  if (c.o_stage) c.o_tma = false;
-#endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
   c.dynamic = c.dynamic && !causal && c.q_bufs == 1;  // chained tiles need the next tile early
+  if (c.q_bufs != 1) c.o_stage_max_sk = 0;             // and store their O late, out of loop order
 #ifdef FT_SM90_DYNAMIC
   c.dynamic = FT_SM90_DYNAMIC != 0;
 #endif
 #ifdef FT_SM90_PERSISTENT
-  c.persistent_max_sk = FT_SM90_PERSISTENT ? 1 << 30 : 0;
+  c.persistent_max_sk = FT_SM90_PERSISTENT ? kSm90Always : 0;
 #endif
   return c;
 }
 
-template <int D, bool kCausal>
+// Whether a call's kernel stages O (a template flag of its own: sm90_run_stage).
+constexpr bool sm90_stages_o(int d, bool causal, int seqlen_k) {
+  const int max_sk = sm90_config(d, causal).o_stage_max_sk;
+  return max_sk > 0 && seqlen_k <= max_sk;
+}
+
+// kStage: the kernel that stages O (sm90_stages_o), else the config's other O path.
+template <int D, bool kCausal, bool kStage = false>
 struct Sm90Shape {
   static constexpr Sm90Config kCfg = sm90_config(D, kCausal);
   static constexpr int kHeadDim = D;
@@ -130,10 +145,10 @@ struct Sm90Shape {
   static constexpr bool kPingpong = kCfg.schedule >= 2 && kConsumers == 2;
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
-  static constexpr bool kOTma = kCfg.o_tma;
+  static constexpr bool kOTma = kCfg.o_tma && !kStage;
   static constexpr bool kDynamic = kCfg.dynamic;
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
-  static constexpr bool kOStage = kCfg.o_stage && !kOTma;
+  static constexpr bool kOStage = kStage;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
   static constexpr int kOStoreBytes = kOTma || kOStage ? 4 : kCfg.o_store_bytes;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
@@ -164,7 +179,7 @@ struct Sm90Shape {
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
-  static_assert(!kOStage || !kChain, "staged O: tiles are stored in loop order, the chain's epilogue runs late");
+  static_assert(!kOStage || (!kChain && kCfg.o_stage_max_sk > 0), "staged O: where the config asks, never chained");
 };
 
 }  // namespace flashtile::cuda
