@@ -91,6 +91,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // hand-over (fixed since, but not yet run on a GPU; bench/tune/session8_call1.sh).
 #if defined(FT_SM90_OSTAGE) && FT_SM90_OSTAGE
   if (!causal) c.o_stage_max_sk = d == 64 ? kSm90Always : d == 128 ? 4096 : 0;
+#ifdef FT_SM90_OSTAGE_MAX128  // d128 non-causal's limit, for experiments
+  if (!causal && d == 128) c.o_stage_max_sk = FT_SM90_OSTAGE_MAX128;
+#endif
 #endif
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
