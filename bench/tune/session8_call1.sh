@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Planned first device call of session 8 (~450 s): staged O (FT_SM90_OSTAGE=1: d64 non-causal at every length, d128
+# Planned first device call of session 8 (~480 s): staged O (FT_SM90_OSTAGE=1: d64 non-causal at every length, d128
 # non-causal to 4096 keys) after the fix of its shared-buffer hand-over, which session 7 could not run (its device time
 # was spent). Session 7 call 3's racecheck and memcheck stopped at the first d128 staged case (their plain checks
 # passed on every launch mode): d128's two consumers share one O buffer, and a consumer's wait on o_empty could
 # alias a phase two behind when the storer lagged. Now each consumer waits on its own o_empty, which the storer
 # completes for the consumer whose turn is next.
-# Build here first (~7 min, repo root): rm -rf build-var19 && tests/cuda/build_variants.sh build-var19 'head=' \
-#   'ostage=-DFT_SM90_OSTAGE=1' 'ostall=-DFT_SM90_OSTAGE=1 -DFT_SM90_OSTAGE_MAX128=1073741824'
+# Build here first (~3 min, repo root): rm -rf build-var19 && tests/cuda/build_variants.sh build-var19 'head=' \
+#   'ostage=-DFT_SM90_OSTAGE=1' 'ostall=-DFT_SM90_OSTAGE=1 -DFT_SM90_OSTAGE_MAX128=1073741824' \
+#   'ostc=-DFT_SM90_OSTAGE=1 -DFT_SM90_OSTAGE_CAUSAL=1024'
 # run(carry=[".bundle", ".gl", "build-var19"], timeout_s=560, command='bash bench/tune/session8_call1.sh')
 # 1. sm90_check of ostage on every launch mode; racecheck (two launch modes) and memcheck on --tiny, memcheck on
 #    --quick; head's racecheck on --tiny for a reference time. stdout is line-buffered: a cut run shows its last case.
 # 2. The whole grid twice interleaved, head against ostage and ostall (d128 non-causal staged at every length: the
-#    fix changed its code, so check whether 8k/16k still lose), then peers.
+#    fix changed its code, so check whether 8k/16k still lose), then peers. ostc (causal d64/d128 staged and
+#    persistent to 1k; d64 causal spills 12 bytes with it) on the cells to 1k only: the short causal cells are the
+#    furthest from cuDNN (0.71x at d64 512/1k).
 # If the sanitizers are clean and ostage is faster: drop the #if around o_stage_max_sk in sm90_traits.hpp, rebuild the
 # bundle, and run conformance on both backends with a full grid (session 7 call 3's script, bench/tune/session7_call3.sh).
 # Files: main.log checks.log grid.log.
@@ -30,6 +33,7 @@ san() {  # san TIMEOUT TOOL BINARY ARGS...: a sanitizer run, its last lines and 
 }
 step "checks"
 for ctas in 0 7 -1; do ck $B/sm90_check_ostage --no-bench --ctas $ctas; done
+ck $B/sm90_check_ostc --no-bench --quick --ctas 0
 san 45 racecheck $B/sm90_check_head --tiny --no-bench --ctas 5
 # A hang (timeout) skips the other sanitizer runs: the grid still gets its time.
 san 90 racecheck $B/sm90_check_ostage --tiny --no-bench --ctas 5 &&
@@ -38,5 +42,6 @@ san 90 racecheck $B/sm90_check_ostage --tiny --no-bench --ctas 5 &&
   san 60 memcheck $B/sm90_check_ostage --quick --no-bench --ctas 7
 grep -E "^==|^exit|passed|FAIL|ERROR|hazard|SUMMARY" "$OUT/checks.log"
 ab $B head ostage ostall
+for rep in 1 2; do g $B/sm90_check_ostc --bench-only --grid --grid-smax 1024; done
 FT_PEERS_TIMEOUT=120 peers_grid
 step done

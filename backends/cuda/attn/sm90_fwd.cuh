@@ -182,22 +182,21 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
 }
 
 // Staged O (Sm90Shape::kOStage), consumer side, all 128 threads of consumer c: O / l into this consumer's buffer (or
-// the shared one, taken in consumer order) for its `uses`-th tile, then a hand-over to the storer. et null: the stop
-// record after the consumer's last tile (o unused).
+// the shared one, taken in consumer order) for the CTA's use-th tile with keys, then a hand-over to the storer. et
+// null: the stop record after the consumer's last tile (o unused).
 template <typename Smem, int D>
 __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl<16, D>& o,
-                                             const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int& uses) {
+                                             const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
   const int row = et != nullptr ? et->m_block * Sh::kBlockM + c * 64 : -1, head = et ? et->head : 0,
             batch = et ? et->batch : 0;
   const int b = Sh::kOBufs == 1 ? 0 : c;
   // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
-  // alias: with one buffer per consumer, phase uses - 1 (the first use is free); with a shared one, the store of the
+  // alias: with one buffer per consumer, phase use - 1 (the first use is free); with a shared one, the store of the
   // previous consumer in turn (consumer 0's first use is free).
   const bool free_first = Sh::kOBufs != 1 || c == 0;
-  tl::wait(sm.o_empty[c], (uses & 1) ^ (free_first ? 1 : 0));
-  ++uses;
+  tl::wait(sm.o_empty[c], (use & 1) ^ (free_first ? 1 : 0));
   if (row >= 0) {
     tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
     tl::store(sm.o.buf[b], o, w * 16, 0);
@@ -295,7 +294,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90S
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
   tl::zero(o_acc);
-  int o_uses = 0;  // kOStage: tiles staged so far
+  int j = 0;  // this CTA's tiles with keys so far (Q buffer and phase; kOStage: O buffer uses)
   // Epilogue of tile t for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE (natural log);
   // O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never loaded).
   auto epilogue = [&](int t, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
@@ -310,7 +309,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90S
     const int valid = p.seqlen_q - row0;
     const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;  // qb < 0: tiles without keys
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
-    if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, o_uses);
+    if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j);
     if (valid <= 0) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
     constexpr int kW = Sh::kOStoreBytes;  // wide stores where every row of O is aligned to them
@@ -356,7 +355,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90S
     tl::fence();
     qk(0, 0);
   }
-  for (int j = 0; t < p.tiles; ++j) {
+  for (; t < p.tiles; ++j) {
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
     const int n_blocks = blocks_of(tt), qb = j % Sh::kQBufs;
@@ -433,7 +432,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90S
     t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
-  if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, o_uses);
+  if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j);
 #endif
 }
 

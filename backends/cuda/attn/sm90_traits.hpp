@@ -94,6 +94,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OSTAGE_MAX128  // d128 non-causal's limit, for experiments
   if (!causal && d == 128) c.o_stage_max_sk = FT_SM90_OSTAGE_MAX128;
 #endif
+#ifdef FT_SM90_OSTAGE_CAUSAL  // causal d64 / d128 staged (and persistent) to this seqlen_k, for experiments
+  if (causal && d <= 128) c.o_stage_max_sk = c.persistent_max_sk = FT_SM90_OSTAGE_CAUSAL;
+#endif
 #endif
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
