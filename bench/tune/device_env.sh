@@ -2,7 +2,8 @@
 # step (a timed heading), g (one timed grid binary, appended to $OUT/grid.log, killed after $FT_GRID_TIMEOUT s),
 # peers_grid, conformance, ab, vk (below), cells (--shape arguments for flashtile_bench: B = 16384/S, H = 2048/d), ck (a check, its
 # verdict lines appended to $OUT/checks.log), clocks_start/mark (SM clock samples every 100 ms into $OUT/clocks.log,
-# with markers), unpacks the carried Vulkan loader and points the loader and the binaries at it and at the .bundle.
+# with markers), unpacks the carried Vulkan loader and points the loader and the binaries at it and at the bundle
+# ($FT_BUNDLE, default .bundle: set it before sourcing to run another build's bundle).
 # Scripts sourcing this must not use a bare `wait`: with stdout in the tee below it hung past every job's end in
 # three calls (session 2 call 3, session 3 calls 1 and 3) until the device limit; wait on explicit PIDs or run
 # sequentially. Keep at most 8 files under $OUT (the device tool brings back 8).
@@ -20,12 +21,13 @@ step env; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.m
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-export LD_LIBRARY_PATH=$PWD/.bundle PYTHONUNBUFFERED=1
-# conformance BACKEND...: the library's conformance suite (.bundle) on each backend, into $OUT/conformance.log.
+FT_BUNDLE=${FT_BUNDLE:-.bundle}
+export LD_LIBRARY_PATH=$PWD/$FT_BUNDLE PYTHONUNBUFFERED=1
+# conformance BACKEND...: the library's conformance suite ($FT_BUNDLE) on each backend, into $OUT/conformance.log.
 conformance() {
   step "conformance"
   for b in "$@"; do
-    timeout 150 .bundle/flashtile_tests --ft-backend="$b" -tc='conformance*' >> "$OUT/conformance.log" 2>&1
+    timeout 150 "$FT_BUNDLE"/flashtile_tests --ft-backend="$b" -tc='conformance*' >> "$OUT/conformance.log" 2>&1
     echo "$b conformance exit $?"
   done
   grep -E "conformance:|test cases|Status" "$OUT/conformance.log"

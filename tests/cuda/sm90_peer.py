@@ -2,7 +2,9 @@
 """Peers for bench comparisons of the sm90 kernel: PyTorch SDPA through cuDNN and through FlashAttention-2, timed
 with CUDA events (as sm90_check: 100 ms warm-up, median of 7 batches of 10 calls) on the same shapes as sm90_check's bench (bf16, B=1, [B,S,H,D]).
 --grid: sm90_check --grid's cells instead (B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not); the
-tensors are [B,S,H,D] in memory (flashtile's layout), handed to SDPA as [B,H,S,D] views."""
+tensors are [B,S,H,D] in memory (flashtile's layout), handed to SDPA as [B,H,S,D] views.
+--vk-cells: issue 5's table cells instead (the same B and H, S 1k/4k/16k). --dtype f16|bf16 (default bf16): the
+Vulkan table runs f16, so its cuDNN column comes from --vk-cells --dtype f16 --cudnn-only (bench/tune/vk_table.py)."""
 import statistics
 import sys
 
@@ -10,9 +12,9 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
-def bench(backend, d, s, h, causal, b=1):
+def bench(backend, d, s, h, causal, b=1, dtype=torch.bfloat16):
     torch.manual_seed(0)
-    q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16).transpose(1, 2) for _ in range(3))
+    q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype).transpose(1, 2) for _ in range(3))
     with sdpa_kernel(backend):
         f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
         # As sm90_check's bench: >= 100 ms of warm-up, then the median of 7 batches of 10 back-to-back calls.
@@ -47,14 +49,16 @@ def main():
     if "--cell" in sys.argv:  # --cell D,S,CAUSAL: one grid cell (for ncu)
         d, s, c = (int(x) for x in sys.argv[sys.argv.index("--cell") + 1].split(","))
         cells = [(16384 // s, d, s, 2048 // d, bool(c))]
-    if "--grid" in sys.argv:
-        cells = [(16384 // s, d, s, 2048 // d, c) for d in (64, 128, 256) for c in (False, True)
-                 for s in (512, 1024, 2048, 4096, 8192, 16384)]
+    if "--grid" in sys.argv or "--vk-cells" in sys.argv:
+        lengths = (1024, 4096, 16384) if "--vk-cells" in sys.argv else (512, 1024, 2048, 4096, 8192, 16384)
+        cells = [(16384 // s, d, s, 2048 // d, c) for d in (64, 128, 256) for c in (False, True) for s in lengths]
+    dname = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else "bf16"
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dname]
     for name, be in peers:
         for b, d, s, h, causal in cells:
             try:
-                ms, tf = bench(be, d, s, h, causal, b)
-                print(f"peer {name:6s} d={d} bf16 B={b} H={h} S={s} {'causal' if causal else 'non-causal':10s} "
+                ms, tf = bench(be, d, s, h, causal, b, dtype)
+                print(f"peer {name:6s} d={d} {dname} B={b} H={h} S={s} {'causal' if causal else 'non-causal':10s} "
                       f"median {ms:.3f} ms  {tf:.1f} TFLOP/s", flush=True)
             except Exception as e:  # a backend that refuses a shape says so and the rest still run
                 print(f"peer {name:6s} d={d} {'causal' if causal else 'non-causal'}: unavailable: {e}".splitlines()[0],
