@@ -157,6 +157,17 @@ struct Sm90Softmax {
   }
 };
 
+// O / l of one warp's 16 rows into shared tile rows r0.., for the copy engine (kOTma, kOStage): the tile's last P·V
+// is complete, so O's registers are free to scale in place; then the generic-proxy writes are fenced for the async
+// proxy that reads them.
+template <typename TS, int SR, int D>
+__device__ __forceinline__ void sm90_scale_to_smem(tile::st<TS, SR, D>& dst, int r0, tile::rt_fl<16, D>& o,
+                                                   const tile::rv_fl_rows<16>& inv_l) {
+  tile::mul_row(o, o, inv_l);
+  tile::store(dst, o, r0, 0);
+  tile::fence_proxy_async();
+}
+
 // O of one consumer's 64 rows through shared memory and one TMA store (Sm90Shape::kOTma), for all 128 threads of the
 // consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
 // rows). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer reuse them.
@@ -165,9 +176,7 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile:
                                                  tile::rt_fl<16, D>& o, const tile::rv_fl_rows<16>& inv_l,
                                                  const Sm90Tile& et) {
   namespace tl = flashtile::tile;
-  tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
-  tl::store(staging, o, c * 64 + w * 16, 0);
-  tl::fence_proxy_async();     // generic-proxy writes, read by the copy engine (async proxy)
+  sm90_scale_to_smem(staging, c * 64 + w * 16, o, inv_l);
   // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
   // pass together before this consumer's rows are written. Constant ids (a runtime id makes ptxas reserve all 16),
   // and the three-way choice only where there are three consumers: at d256 it made ptxas spill 28-40 bytes.
@@ -197,11 +206,7 @@ __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl
   // previous consumer in turn (consumer 0's first use is free).
   const bool free_first = Sh::kOBufs != 1 || c == 0;
   tl::wait(sm.o_empty[c], (use & 1) ^ (free_first ? 1 : 0));
-  if (row >= 0) {
-    tl::mul_row(o, o, inv_l);  // the tile's last P·V is complete: O's registers are free to scale
-    tl::store(sm.o.buf[b], o, w * 16, 0);
-    tl::fence_proxy_async();  // generic-proxy writes, read by the copy engine
-  }
+  if (row >= 0) sm90_scale_to_smem(sm.o.buf[b], w * 16, o, inv_l);
   if (tl::warpgroup::thread() == 0) {
     sm.o_dst[b][0] = row;
     sm.o_dst[b][1] = head;
