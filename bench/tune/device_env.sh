@@ -14,8 +14,8 @@ g() { echo "== $*" >> "$OUT/grid.log"; timeout "${FT_GRID_TIMEOUT:-100}" "$@" >>
 # peers_grid: cuDNN and FA2 on the same grid (tests/cuda/sm90_peer.py), appended to grid.log.
 peers_grid() { timeout "${FT_PEERS_TIMEOUT:-100}" python3 tests/cuda/sm90_peer.py --grid "$@" >> "$OUT/grid.log" 2>&1; echo "peers exit $?" >> "$OUT/grid.log"; grep "^exit\|peers exit" "$OUT/grid.log"; }
 # vk TAG [VAR=VALUE...] flashtile_bench ARGS: one bench process, its CSV appended to vk.csv under "# TAG", its
-# output to vk_out.log; skipped once the call has run $FT_VK_DEADLINE seconds.
-vk() { local tag=$1; shift; if [ $(( $(date +%s) - t0 )) -gt "${FT_VK_DEADLINE:-420}" ]; then echo "skipped (time) $tag"; return; fi; echo "# $tag" >> "$OUT/vk.csv"; rm -f /tmp/vk.csv; timeout 90 env "$@" --csv /tmp/vk.csv >> "$OUT/vk_out.log" 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv" 2>/dev/null; }
+# output to vk_out.log; skipped once the call has run $FT_VK_DEADLINE seconds, killed after $FT_VK_TIMEOUT (90).
+vk() { local tag=$1; shift; if [ $(( $(date +%s) - t0 )) -gt "${FT_VK_DEADLINE:-420}" ]; then echo "skipped (time) $tag"; return; fi; echo "# $tag" >> "$OUT/vk.csv"; rm -f /tmp/vk.csv; timeout "${FT_VK_TIMEOUT:-90}" env "$@" --csv /tmp/vk.csv >> "$OUT/vk_out.log" 2>&1; echo "exit $? $tag"; cat /tmp/vk.csv >> "$OUT/vk.csv" 2>/dev/null; }
 cells() { for d in $1; do for s in $2; do for c in $3; do printf -- "--shape %d,%d,%d,%d,%d,%d,%d " $((16384/s)) $s $s $((2048/d)) $((2048/d)) $d $c; done; done; done; }
 step env; date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig

@@ -6,8 +6,8 @@
 # report ",ostage"), the sm90 grid with peers, and issue 5's table with flashtile CUDA and cuDNN f16 from this call.
 # Rebuild first if main moved: cmake --build build-os && bash bench/make_bundle.sh build-os .bundle-os
 # run(carry=[".bundle-os", ".gl"], timeout_s=580, command='bash bench/tune/session8_call2.sh')
-# Tables: bench/tune/parse_grid.py grid.log; bench/tune/vk_table.py vk_table.csv --peers peers_f16.log.
-# Files: main.log checks.log conformance.log grid.log vk_table.csv vk_table.log peers_f16.log clocks.log.
+# Tables: bench/tune/parse_grid.py grid.log; bench/tune/vk_table.py vk.csv --peers peers_f16.log.
+# Files: main.log checks.log conformance.log grid.log vk.csv vk_out.log peers_f16.log clocks.log.
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100 FT_BUNDLE=.bundle-os
 . "$(dirname "$0")/device_env.sh"
@@ -26,11 +26,9 @@ FT_PEERS_TIMEOUT=120 peers_grid
 step "vulkan table"
 clocks_start
 mark "table start"
-echo "# 1" >> "$OUT/vk_table.csv"
-timeout 200 $B/flashtile_bench --backend vulkan,cuda --dtype f16 --warmup-ms 1000 --iters 10 --dim 64,128,256 \
-  --seq 1024,4096,16384 --path vulkan_coopmat2,vulkan_coopmat,vulkan_portable,cuda_sm90 --csv /tmp/t.csv \
-  >> "$OUT/vk_table.log" 2>&1
-echo "table exit $?"; cat /tmp/t.csv >> "$OUT/vk_table.csv"; mark "table end"
+FT_VK_TIMEOUT=200 FT_VK_DEADLINE=520 vk 1 $B/flashtile_bench --backend vulkan,cuda --dtype f16 --warmup-ms 1000 \
+  --iters 10 --dim 64,128,256 --seq 1024,4096,16384 --path vulkan_coopmat2,vulkan_coopmat,vulkan_portable,cuda_sm90
+mark "table end"
 kill "$clk" 2>/dev/null
 timeout 90 python3 tests/cuda/sm90_peer.py --vk-cells --dtype f16 --cudnn-only > "$OUT/peers_f16.log" 2>&1
 echo "peers f16 exit $?"
