@@ -38,6 +38,17 @@ ab() {
   step "grid A/B"
   for rep in 1 2; do for v in "$@"; do g "$dir/sm90_check_$v" --bench-only --grid; done; done
 }
+# san TIMEOUT TOOL BINARY ARGS...: a compute-sanitizer run (racecheck, memcheck), its last lines and exit status into
+# checks.log; 124: timed out.
+san() {
+  local t=$1 tool=$2; shift 2
+  echo "== $tool $*" >> "$OUT/checks.log"
+  local s0=$(date +%s)
+  timeout "$t" compute-sanitizer --error-exitcode 3 --tool "$tool" "$@" 2>&1 | tail -20 >> "$OUT/checks.log"
+  local rc=${PIPESTATUS[0]}
+  echo "exit $rc ($(( $(date +%s) - s0 )) s)" >> "$OUT/checks.log"
+  return $rc
+}
 ck() {
   echo "== $*" >> "$OUT/checks.log"
   timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"

@@ -32,12 +32,6 @@ set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 B=build-var19
 . "$(dirname "$0")/device_env.sh"
-san() {  # san TIMEOUT TOOL BINARY ARGS...: a sanitizer run, its last lines and exit status into checks.log; 124: timed out
-  local t=$1 tool=$2; shift 2
-  echo "== $tool $*" >> "$OUT/checks.log"
-  local s0=$(date +%s)
-  timeout "$t" compute-sanitizer --error-exitcode 3 --tool "$tool" "$@" 2>&1 | tail -20 >> "$OUT/checks.log"
-  local rc=${PIPESTATUS[0]}
   echo "exit $rc ($(( $(date +%s) - s0 )) s)" >> "$OUT/checks.log"
   return $rc
 }

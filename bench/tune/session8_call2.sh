@@ -1,35 +1,40 @@
 #!/usr/bin/env bash
-# Planned second device call of session 8 (~520 s), once call 1 (session8_call1.sh) finds staged O clean under the
-# sanitizers and faster: the library built with it on (.bundle-os, prebuilt from build-os, configured with
-# -DCMAKE_CUDA_FLAGS=-DFT_SM90_OSTAGE=1; the same kernels as main with the #if in sm90_traits.hpp removed, which a
-# cubin diff confirms). Every check of issue 4 on it, conformance on both backends through the API (the path names
-# report ",ostage"), the sm90 grid with peers, and issue 5's table with flashtile CUDA and cuDNN f16 from this call.
-# Rebuild first if main moved: cmake --build build-os && bash bench/make_bundle.sh build-os .bundle-os
-# run(carry=[".bundle-os", ".gl"], timeout_s=580, command='bash bench/tune/session8_call2.sh')
-# Tables: bench/tune/parse_grid.py grid.log; bench/tune/vk_table.py vk.csv --peers peers_f16.log.
-# Files: main.log checks.log conformance.log grid.log vk.csv vk_out.log peers_f16.log clocks.log.
+# Session 8, second device call (~260 s): per-consumer block ranges (kOwnBlocks, sm90_traits.hpp), with staged O on
+# by default since call 1. Each consumer skips the K/V blocks its own 64 rows do not need: the causal diagonal's
+# masked part where kBlockM > kBlockN (d64: 192 x 128), and all but one block where its rows are past Sq (d64 at
+# 512 and 1k: 512 = 2 x 192 + 128). d128 (pingpong) and d256 (spills) are built without it, byte-identical to head.
+# Build here first (repo root): rm -rf build-var20 && tests/cuda/build_variants.sh build-var20 \
+#   'head=-DFT_SM90_OWN_BLOCKS=0' 'own=' 'own256=-DFT_SM90_OWN_BLOCKS=1' 'n64=-DFT_SM90_CFG128="2:64:4:2"'
+# run(carry=[".bundle", ".gl", "build-var20"], timeout_s=400, command='bash bench/tune/session8_call2.sh')
+# 1. sm90_check of own on every launch mode, own256 (d256 with the skip: its kernels spill 32-52 bytes) and n64
+#    (d128 with 64-key blocks, 4 stages, pingpong: less of the causal diagonal masked) quick.
+# 2. Grid A/B, twice interleaved: own vs head at d64; own256 vs head at d256; n64 vs head at d128 (read its causal
+#    rows: its non-causal kernel changed as well).
+# 3. racecheck / memcheck on --tiny (its 257-row cases skip 7 of 8 blocks in a consumer past Sq, more than the ring).
+# Files: main.log checks.log grid.log.
 set -u
-FT_LOG=main.log FT_GRID_TIMEOUT=100 FT_BUNDLE=.bundle-os
+FT_LOG=main.log FT_GRID_TIMEOUT=60
+B=build-var20
 . "$(dirname "$0")/device_env.sh"
-B=$FT_BUNDLE
+  echo "exit $rc ($(( $(date +%s) - s0 )) s)" >> "$OUT/checks.log"
+  return $rc
+}
 step "checks"
-ck $B/tile_tests
-for ctas in 0 7 -1; do ck $B/sm90_check --no-bench --ctas $ctas; done
-ck compute-sanitizer --error-exitcode 3 --tool racecheck $B/sm90_check --tiny --no-bench --ctas 5
-ck compute-sanitizer --error-exitcode 3 --tool memcheck $B/sm90_check --tiny --no-bench --ctas -1
-grep -E "^==|^exit|passed|FAIL|ERROR|hazard|SUMMARY|test cases" "$OUT/checks.log"
-conformance cuda vulkan
-grep -o "sm90_fwd<[^>]*>" "$OUT/conformance.log" | sort | uniq -c | head -20
-step "sm90 grid"
-g $B/sm90_check --bench-only --grid
-FT_PEERS_TIMEOUT=120 peers_grid
-step "vulkan table"
-clocks_start
-mark "table start"
-FT_VK_TIMEOUT=200 FT_VK_DEADLINE=520 vk 1 $B/flashtile_bench --backend vulkan,cuda --dtype f16 --warmup-ms 1000 \
-  --iters 10 --dim 64,128,256 --seq 1024,4096,16384 --path vulkan_coopmat2,vulkan_coopmat,vulkan_portable,cuda_sm90
-mark "table end"
-kill "$clk" 2>/dev/null
-timeout 90 python3 tests/cuda/sm90_peer.py --vk-cells --dtype f16 --cudnn-only > "$OUT/peers_f16.log" 2>&1
-echo "peers f16 exit $?"
+for ctas in 0 7 -1; do ck $B/sm90_check_own --no-bench --ctas $ctas; done
+ck $B/sm90_check_own256 --no-bench --quick --ctas 0
+ck $B/sm90_check_n64 --no-bench --quick --ctas 0
+grep -E "^==|^exit|passed|FAIL|ERROR" "$OUT/checks.log"
+step "grid A/B"
+for rep in 1 2; do
+  for v in head own; do g $B/sm90_check_$v --bench-only --grid --grid-d 64; done
+  for v in head own256; do g $B/sm90_check_$v --bench-only --grid --grid-d 256; done
+  for v in head n64; do g $B/sm90_check_$v --bench-only --grid --grid-d 128; done
+done
+grep "^exit" "$OUT/grid.log" | sort | uniq -c
+step "sanitizers"
+san 60 racecheck $B/sm90_check_own --tiny --no-bench --ctas 5
+san 60 racecheck $B/sm90_check_own --tiny --no-bench --ctas -1
+san 60 memcheck $B/sm90_check_own --quick --no-bench --ctas 0
+san 60 racecheck $B/sm90_check_own256 --tiny --no-bench --ctas 5
+grep -E "^==|^exit|passed|FAIL|ERROR|hazard|SUMMARY" "$OUT/checks.log"
 step done

@@ -270,10 +270,12 @@ int main(int argc, char** argv) {
         }
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
-    // Both sides of the staged-O length limit where staged O is built (sm90_stages_o: d128 non-causal to 4096
-    // keys), GQA 2:1.
+    // Both sides of the short kernel's length limits (sm90_short_kernel: d128 non-causal to 4096 keys, staged O; d64
+    // causal to 1024, own blocks), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
+    if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
+    if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
     // O not TMA-addressable (seq stride 2 elements off 16 bytes): the kernels that stage O or store it by TMA fall back
     // to direct stores.
     for (int D : {64, 128, 256})

@@ -51,9 +51,9 @@ struct Sm90OBufs {
 template <typename T, int D>
 struct Sm90OBufs<T, D, 0> {};
 
-template <int D, typename T, bool kCausal, bool kStage>
+template <int D, typename T, bool kCausal, bool kShort>
 struct Sm90Smem {
-  using Sh = Sm90Shape<D, kCausal, kStage>;
+  using Sh = Sm90Shape<D, kCausal, kShort>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
@@ -117,12 +117,40 @@ __device__ __forceinline__ void sm90_sched_stop(tile::mbarrier* q_empty, tile::m
   tile::arrive(q_full[j % kQBufs]);
 }
 
-// Number of K/V blocks this query block sees (0: every row of it sees no key).
+// Number of K/V blocks that query rows before row_end see (0: none of them sees a key).
+template <int N, bool kCausal>
+__device__ __forceinline__ int sm90_kv_blocks_to(int row_end, int sq, int sk) {
+  int keys = sk;
+  if constexpr (kCausal) keys = min(sk, max(0, min(sq, row_end) + sk - sq));
+  return (keys + N - 1) / N;
+}
 template <int M, int N, bool kCausal>
 __device__ __forceinline__ int sm90_num_kv_blocks(int m_block, int sq, int sk) {
-  int keys = sk;
-  if constexpr (kCausal) keys = min(sk, max(0, min(sq, (m_block + 1) * M) + sk - sq));
-  return (keys + N - 1) / N;
+  return sm90_kv_blocks_to<N, kCausal>((m_block + 1) * M, sq, sk);
+}
+// Sm90Shape::kOwnBlocks: how many of its tile's n_blocks blocks (the first ones in visit order: the highest keys)
+// consumer c skips, because they are masked for all its 64 rows (causal) or its rows are all past Sq. It keeps at
+// least one, so that every path issues the same wgmmas (rows past Sq come out unused, rows without keys masked).
+template <int M, int N, bool kCausal>
+__device__ __forceinline__ int sm90_skipped_blocks(int m_block, int c, int sq, int sk, int n_blocks) {
+  const int row0 = m_block * M + c * 64;
+  return row0 >= sq ? n_blocks - 1 : n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
+}
+// The blocks consumer c skips (kOwnBlocks builds, else none): released unread from ring
+// position g0 on, in the producer's order (K(i), then V(i), which loads after K(i + 1); it refills a stage once every
+// consumer released it). The caller's loop then starts past them, on the ring positions and key blocks it would have
+// reached without the skip.
+template <int M, int N, int S, bool kCausal, typename Smem>
+__device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int m_block, int c, int sq, int sk, int n_blocks) {
+  if constexpr (!Smem::Sh::kOwnBlocks) return 0;
+  const int n = sm90_skipped_blocks<M, N, kCausal>(m_block, c, sq, sk, n_blocks);
+  for (int g = g0; g < g0 + n; ++g) {
+    tile::wait(sm.k_full[g % S], (g / S) & 1);
+    tile::arrive(sm.k_empty[g % S]);
+    tile::wait(sm.v_full[g % S], (g / S) & 1);
+    tile::arrive(sm.v_empty[g % S]);
+  }
+  return n;
 }
 
 // Online softmax of one warp's 16 rows in the exp2 domain. Maxima are kept on raw scores; m_use = max·scale·log2e
@@ -234,16 +262,16 @@ __device__ __forceinline__ void sm90_store_staged_o(Smem& sm, const CUtensorMap*
   }
 }
 
-template <int D, typename T, bool kCausal, bool kStage>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90Shape<D, kCausal, kStage>::kCtasPerSm)
+template <int D, typename T, bool kCausal, bool kShort>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90Shape<D, kCausal, kShort>::kCtasPerSm)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal, kStage>;
+  using Sh = Sm90Shape<D, kCausal, kShort>;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
   constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
   extern __shared__ char smem_raw[];
-  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kStage>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kShort>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warpgroup::index();
@@ -327,17 +355,14 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90S
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q)
-          lse[r] = l.v[0][i] > 0.0f ? (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2 : tl::kNegInf;
+        if (r < p.seqlen_q) lse[r] = l.v[0][i] > 0.0f ? (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2 : tl::kNegInf;
       }
     }
   };
   // Tiles whose rows see no key (causal with Sq > Sk) get O = 0 and LSE = -inf up front; producer and loop skip them.
-  if constexpr (kCausal) {
-    const tl::rv_fl_rows<16> zero{{{0.0f, 0.0f}}};
+  if constexpr (kCausal)
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
-      if (blocks_of(tile_of(t)) == 0) epilogue(t, zero, zero, -1);
-  }
+      if (blocks_of(tile_of(t)) == 0) epilogue(t, {}, {}, -1);
   auto next = [&](int t) {  // this CTA's next tile with keys, from t on
     while (t < p.tiles && blocks_of(tile_of(t)) == 0) t += gridDim.x;
     return t;
@@ -363,9 +388,12 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kStage>::kThreads, Sm90S
   for (; t < p.tiles; ++j) {
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
-    const int n_blocks = blocks_of(tt), qb = j % Sh::kQBufs;
+    const int n_all = blocks_of(tt), qb = j % Sh::kQBufs;
     Sm90Softmax<N, kCausal, Sh::kPolyEvery> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     if (!Sh::kChain) wait_q(j);
+    const int skip = sm90_skip_blocks<M, N, S, kCausal>(kv, sm, tt.m_block, c, p.seqlen_q, p.seqlen_k, n_all);
+    const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
+    kv += skip;
     // Pingpong (named barriers 1, 2): turns at issuing wgmmas, consumer 0's first (kPpEarly: sm90_traits.hpp).
     auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
     auto turn_end = [&](bool l) { if (Sh::kPpEarly || (Sh::kPingpong && !(l && c == 1))) tl::named_arrive(2 - c, 256); };
@@ -459,10 +487,10 @@ inline void sm90_check(cudaError_t e, const char* what) {
 }
 
 // Build the TMA maps and launch one instantiation.
-template <int D, typename T, bool kCausal, bool kStage>
+template <int D, typename T, bool kCausal, bool kShort>
 void sm90_run(const FwdParams& f) {
-  using Sh = Sm90Shape<D, kCausal, kStage>;
-  static_assert(sizeof(Sm90Smem<D, T, kCausal, kStage>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  using Sh = Sm90Shape<D, kCausal, kShort>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal, kShort>) + 1024 <= Sh::kSmemBytes, "smem budget");
   Sm90Params<T> p{};
   tile::gl4<T> q, k, v;
   auto map = [](tile::gl4<T>& g, const void* ptr, int b, int s, int h, std::int64_t sb, std::int64_t ss,
@@ -491,7 +519,7 @@ void sm90_run(const FwdParams& f) {
   p.batch_heads = f.batch * f.heads_q;
   p.tiles = p.m_blocks * p.batch_heads;
 
-  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kStage>;
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kShort>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
   // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
@@ -522,19 +550,19 @@ void sm90_run(const FwdParams& f) {
 }
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
-// sm90_fwd_d{64,128,256}.cu): causality, and staged O where sm90_stages_o says so. Only the kernels the config can
-// pick are instantiated.
+// sm90_fwd_d{64,128,256}.cu): causality, and the short-sequence kernel where sm90_short_kernel says so. Only the
+// kernels the config can pick are instantiated.
 template <int D, typename T, bool kCausal>
-void sm90_run_stage(const FwdParams& f) {
-  constexpr int kMax = sm90_config(D, kCausal).o_stage_max_sk;
+void sm90_run_short(const FwdParams& f) {
+  constexpr int kMax = sm90_short(D, kCausal).max_sk;
   if constexpr (kMax > 0)
-    if (sm90_stages_o(D, kCausal, f.seqlen_k)) return sm90_run<D, T, kCausal, true>(f);
+    if (sm90_short_kernel(D, kCausal, f.seqlen_k)) return sm90_run<D, T, kCausal, true>(f);
   if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, false>(f);
 }
 template <int D, typename T>
 void sm90_dispatch(const FwdParams& f) {
-  if (f.causal) sm90_run_stage<D, T, true>(f);
-  else sm90_run_stage<D, T, false>(f);
+  if (f.causal) sm90_run_short<D, T, true>(f);
+  else sm90_run_short<D, T, false>(f);
 }
 
 }  // namespace flashtile::cuda

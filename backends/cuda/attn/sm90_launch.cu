@@ -45,9 +45,17 @@ std::string sm90_fwd_supports(const FwdParams& p) {
   return {};
 }
 
+namespace {
+// What the short-sequence kernel changes, for its name: ",ostage" (staged O), ",own" (own blocks).
+std::string short_tag(const FwdParams& p) {
+  const Sm90Short s = sm90_short(p.head_dim, p.causal);
+  return std::string(s.stage_o ? ",ostage" : "") + (s.own_blocks ? ",own" : "");
+}
+}  // namespace
+
 std::string sm90_fwd_name(const FwdParams& p) {
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (p.causal ? ",causal" : "") + (sm90_stages_o(p.head_dim, p.causal, p.seqlen_k) ? ",ostage>" : ">");
+         (p.causal ? ",causal" : "") + (sm90_short_kernel(p.head_dim, p.causal, p.seqlen_k) ? short_tag(p) : "") + ">";
 }
 
 namespace {

@@ -30,10 +30,16 @@ struct Sm90Config {
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
   bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
   int o_store_bytes = 4;  // width of direct O stores: 4, or 8 / 16 after quad shuffles (tile::store_scaled_wide)
-  int o_stage_max_sk = 0;  // O staged in buffers of its own, stored by TMA from the producer warpgroup, while
-                           // seqlen_k <= this (a kernel of its own, instead of o_tma; 0: never)
   bool pp_early = false;   // pingpong: consumer 1 hands the next tile's first turn over before its epilogue
+  // The short-sequence kernel (a template flag of its own, sm90_short_kernel) while seqlen_k <= short_max_sk (0:
+  // never), with what it changes: stage_o, O staged in buffers of its own and stored by TMA from the producer
+  // warpgroup (instead of o_tma); own_blocks, each consumer skips the K/V blocks its own rows do not need.
+  int short_max_sk = 0;
+  bool stage_o = false, own_blocks = false;
 };
+
+constexpr bool sm90_pingpong(const Sm90Config& c) { return c.schedule >= 2 && c.consumers == 2; }
+constexpr bool sm90_chained(const Sm90Config& c) { return !sm90_pingpong(c) && c.q_bufs == 2; }
 
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
 // 0 keeps the configured choice.
@@ -51,7 +57,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     if (*s == ':') ++s;
   }
   return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.o_stage_max_sk, c.pp_early};
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.pp_early, c.short_max_sk, c.stage_o, c.own_blocks};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -87,17 +93,22 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // non-causal +4/+4/+4/+2% at 512/1k/2k/4k and -0.6/-0.2% at 8k/16k; d128 non-causal +12/+2/+6/+2% to 4k but -4/-2%
   // at 8k/16k, so it stops there (a kernel of its own); d128 causal -3..8% (with it instead of its Q-buffer TMA
   // store). d64 causal spills 24 bytes with it; d256 has no shared memory left for an O buffer.
-  // Off by default until it passes racecheck and memcheck on the H200 (-DFT_SM90_OSTAGE=1 builds it as measured):
-  // call 3's sanitizer runs hung at the first d128 case, which exposed a parity alias in the shared buffer's
-  // hand-over (fixed since, but not yet run on a GPU; bench/tune/session8_call1.sh).
-#if defined(FT_SM90_OSTAGE) && FT_SM90_OSTAGE
-  if (!causal) c.o_stage_max_sk = d == 64 ? kSm90Always : d == 128 ? 4096 : 0;
-#ifdef FT_SM90_OSTAGE_MAX128  // d128 non-causal's limit, for experiments
-  if (!causal && d == 128) c.o_stage_max_sk = FT_SM90_OSTAGE_MAX128;
+  // On since session 8 call 1 (bench/results/2026-11-30_h200_session8): racecheck and memcheck clean after the fix of
+  // the shared buffer's hand-over, and against the kernel without it (whole grid twice interleaved) d64 non-causal
+  // +5/+6/+3/+2% at 512-4k, d128 non-causal +14/+7/+0/+3%; d128 non-causal staged at 8k/16k lost 2.6/3.0% again.
+  // Own blocks (session 8 calls 2 and 3, d64 against the kernel without them): causal +4.4..6.9% at 512/1k, where
+  // 512 = 2 x 192 + 128 leaves a consumer without rows and the 192-row tiles cross 128-key blocks; non-causal
+  // +0.2..3.2% there. From 4k the kernel with them lost 2-6% causal even with the skip off at run time (the code
+  // itself), hence a short kernel. d128 runs pingpong, whose turns pair the consumers' wgmmas one for one; d256's
+  // kernels spill 28-52 bytes with the skip's release loop.
+  c.stage_o = !causal && d <= 128;
+  c.own_blocks = d == 64;
+  c.short_max_sk = d == 64 ? (causal ? 1024 : kSm90Always) : d == 128 && !causal ? 4096 : 0;
+#ifdef FT_SM90_OSTAGE  // 0: never staged, 1: staged where the config stages
+  c.stage_o = c.stage_o && FT_SM90_OSTAGE;
 #endif
-#ifdef FT_SM90_OSTAGE_CAUSAL  // causal d64 / d128 staged (and persistent) to this seqlen_k, for experiments
-  if (causal && d <= 128) c.o_stage_max_sk = c.persistent_max_sk = FT_SM90_OSTAGE_CAUSAL;
-#endif
+#ifdef FT_SM90_OWN  // 0: no own blocks
+  c.own_blocks = c.own_blocks && FT_SM90_OWN;
 #endif
 #ifdef FT_SM90_SCHEDULE
   c.schedule = FT_SM90_SCHEDULE;
@@ -123,7 +134,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
   c.dynamic = c.dynamic && !causal && c.q_bufs == 1;  // chained tiles need the next tile early
-  if (c.q_bufs != 1) c.o_stage_max_sk = 0;             // and store their O late, out of loop order
+  c.stage_o = c.stage_o && c.q_bufs == 1;             // and store their O late, out of loop order
 #ifdef FT_SM90_DYNAMIC
   c.dynamic = FT_SM90_DYNAMIC != 0;
 #endif
@@ -136,14 +147,26 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   return c;
 }
 
-// Whether a call's kernel stages O (a template flag of its own: sm90_run_stage).
-constexpr bool sm90_stages_o(int d, bool causal, int seqlen_k) {
-  const int max_sk = sm90_config(d, causal).o_stage_max_sk;
+// The short-sequence kernel's changes that apply to this config (staged O never with chained tiles; own blocks
+// neither with pingpong nor chained tiles, whose next first block is issued with this tile's last), and its limit:
+// 0 where it would change nothing.
+struct Sm90Short {
+  bool stage_o, own_blocks;
+  int max_sk;
+};
+constexpr Sm90Short sm90_short(int d, bool causal) {
+  const Sm90Config c = sm90_config(d, causal);
+  const bool stage_o = c.stage_o && !sm90_chained(c), own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
+  return {stage_o, own, stage_o || own ? c.short_max_sk : 0};
+}
+// Whether a call runs the short-sequence kernel (sm90_run_short).
+constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
+  const int max_sk = sm90_short(d, causal).max_sk;
   return max_sk > 0 && seqlen_k <= max_sk;
 }
 
-// kStage: the kernel that stages O (sm90_stages_o), else the config's other O path.
-template <int D, bool kCausal, bool kStage = false>
+// kShort: the short-sequence kernel (sm90_short_kernel), else the config's main one.
+template <int D, bool kCausal, bool kShort = false>
 struct Sm90Shape {
   static constexpr Sm90Config kCfg = sm90_config(D, kCausal);
   static constexpr int kHeadDim = D;
@@ -152,21 +175,25 @@ struct Sm90Shape {
   static constexpr int kStages = kCfg.stages;
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr bool kPingpong = kCfg.schedule >= 2 && kConsumers == 2;
+  static constexpr bool kPingpong = sm90_pingpong(kCfg);
   // Pingpong's tile boundary: consumer 0's next tile waits for consumer 1's turn. kPpEarly hands that turn over with
   // consumer 1's last P·V, so consumer 0's next Q·Kᵀ overlaps consumer 1's epilogue instead of following it.
   static constexpr bool kPpEarly = kPingpong && kCfg.pp_early;
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
-  static constexpr bool kOTma = kCfg.o_tma && !kStage;
+  static constexpr bool kOTma = kCfg.o_tma && !(kShort && sm90_short(D, kCausal).stage_o);
   static constexpr bool kDynamic = kCfg.dynamic;
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
-  static constexpr bool kOStage = kStage;
+  static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
   static constexpr int kOStoreBytes = kOTma || kOStage ? 4 : kCfg.o_store_bytes;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
   // tile's last P·V, so the epilogue runs under it.
-  static constexpr bool kChain = !kPingpong && kQBufs == 2;
+  static constexpr bool kChain = sm90_chained(kCfg);
+  // Each consumer skips the blocks its own 64 rows do not need: the causal diagonal's masked-out part where kBlockM >
+  // kBlockN (d64: 192 x 128), and all but one block where its rows are past Sq (the last tile of a length that
+  // kBlockM does not divide: d64 at 512 and 1k).
+  static constexpr bool kOwnBlocks = kShort && sm90_short(D, kCausal).own_blocks;
   static constexpr int kBaseSmemBytes =
       2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
   static constexpr int kOBufs = !kOStage ? 0 : kBaseSmemBytes + kConsumers * 128 * D <= 227 * 1024 ? kConsumers : 1;
@@ -192,7 +219,7 @@ struct Sm90Shape {
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
-  static_assert(!kOStage || (!kChain && kCfg.o_stage_max_sk > 0), "staged O: where the config asks, never chained");
+  static_assert(!kShort || sm90_short(D, kCausal).max_sk > 0, "a short kernel only where it changes something");
 };
 
 }  // namespace flashtile::cuda
