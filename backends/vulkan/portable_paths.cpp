@@ -171,6 +171,45 @@ ShaderVariant make_tile_variant(const TileConfig& c, const StorageMode& s) {
   return v;
 }
 
+// attn_portable_rg.comp (row groups of tpr subgroup lanes, Q and O in registers, S and P never in shared memory):
+// rows per lane R = block_m * tpr / wg. f16 tensors take the packed-f16 P·V module ("rgh") first. Every tile fits
+// in 32 KB. Not measured yet; expected (H200, per the shader's instruction mix) to beat the tile shader. H200 A/B from
+// one binary: FT_VK_PORTABLE_FORM=old leaves these out (portable_variants()).
+struct RgConfig {
+  std::uint32_t dim, block_m, block_n, wg, tpr;
+};
+const RgConfig kRgConfigs[] = {
+    {64, 64, 16, 64, 4},    // R 4, 16 Q/O columns a lane
+    {128, 64, 16, 128, 8},  // R 4, 16 columns
+    {256, 32, 16, 128, 8},  // R 2, 32 columns
+};
+
+// The shader's divisibility rules; "" when `c` is valid (f16_pv: the packed-f16 P·V module's extra ones).
+std::string rg_config_reason(const RgConfig& c, bool f16_pv) {
+  auto div = [](std::uint32_t a, std::uint32_t b) { return b != 0 && a % b == 0; };
+  const std::uint32_t unit = f16_pv ? 8 : 4;  // columns of a shared V load
+  if (c.tpr < 2 || (c.tpr & (c.tpr - 1)) != 0) return "tpr must be a power of two >= 2";
+  if (!div(c.dim / unit, c.tpr) || !div(c.block_n, c.tpr) || !div(c.wg, c.tpr)) return "tpr must divide the tile";
+  if (!div(c.block_m * c.tpr, c.wg) || c.block_m * c.tpr < c.wg) return "block_m * tpr must be a multiple of wg";
+  if (f16_pv && !div(c.block_m * c.tpr / c.wg, 2)) return "packed P·V needs an even number of rows per lane";
+  if (!div(c.block_n * c.dim / unit, c.wg)) return "wg must divide the K/V tile's vec4 count";
+  return "";
+}
+
+ShaderVariant make_rg_variant(const RgConfig& c, const StorageMode& s, bool f16_pv) {
+  ShaderVariant v = portable_variant(f16_pv ? "rgh_" : "rg_", s, c.wg, c.block_m, c.block_n);
+  v.head_dims = {c.dim};
+  if (f16_pv) v.dtypes = {DType::F16};
+  v.needs_float16 = f16_pv;
+  v.shared_bytes = c.block_n * c.dim * (f16_pv ? 4 + 2 : 4 + 4);  // K f32, V f32 or f16
+  v.extra_spec = {{kSpecRgTpr, c.tpr}};
+  v.needs_subgroup_shuffle = true;
+  v.min_subgroup_size = c.tpr;  // a row group's lanes share one subgroup
+  // Like the tile shader: GPUs' default; on CPU devices (lavapipe) only when tests force it (CI time).
+  gpu_only_unless_forced(v, "row-group shader skipped on CPU devices (CI time)");
+  return v;
+}
+
 ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg) {
   ShaderVariant v = portable_variant("", s, t.wg, t.block_m, t.block_n);
   v.kernel += sg ? "_sg" : "_sh";
@@ -195,7 +234,8 @@ std::vector<ShaderVariant> portable_variants() {
                                   {"pk", {DType::F16, DType::BF16}, false, true},
                                   {"f32", {DType::F32}, false, false}};
   std::vector<ShaderVariant> out;
-  // Fastest first: decode tiles for the calls they take, then the register-blocked tile shader and the row shader
+  // Fastest first: decode tiles for the calls they take, then the row-group shader, the register-blocked tile
+  // shader and the row shader
   // (head dims 64/128/256), then the tiled shader for every head dim: subgroup row reductions before shared-memory
   // ones, wide tiles before 32 KB ones; per storage mode.
   for (const bool sg : {true, false})
@@ -204,6 +244,18 @@ std::vector<ShaderVariant> portable_variants() {
   // Register-blocked tiles: packed uint loads first (half the load instructions of 16-bit ones; odd layouts fall
   // through to s16).
   const StorageMode tile_storages[] = {storages[1], storages[0], storages[2]};
+  // FT_VK_PORTABLE_FORM=old (H200 A/B): only the tile shader, as before the row-group shader existed.
+  const char* form = std::getenv("FT_VK_PORTABLE_FORM");
+  if (!form || std::string(form) != "old") {
+    for (const RgConfig& c : kRgConfigs)
+      for (const bool f16_pv : {true, false})
+        for (const StorageMode& s : tile_storages) {
+          if (f16_pv && !s.needs16 && !s.packed) continue;  // f32 tensors: no f16 P·V
+          const std::string why = rg_config_reason(c, f16_pv);
+          if (why.empty()) out.push_back(make_rg_variant(c, s, f16_pv));
+          else std::fprintf(stderr, "flashtile: row-group tile for head dim %u skipped: %s\n", c.dim, why.c_str());
+        }
+  }
   for (const TileConfig& c : tile_configs())
     for (const StorageMode& s : tile_storages) out.push_back(make_tile_variant(c, s));
   for (const RowTile& t : kRowTiles)
