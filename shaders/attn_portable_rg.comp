@@ -2,8 +2,8 @@
 // flashtile portable attention forward, row-group variant: no cooperative matrices, no shared Q, S or P. TPR lanes of
 // one subgroup (a row group) own R query rows; lane j keeps Q and O columns of those rows in registers, as vec4
 // columns j + TPR * c (the group's lanes read consecutive vec4 of a K or V row: conflict-free, and the row groups of a
-// warp read the same addresses: broadcast). Per KV tile of BLOCK_N keys (K and V in separate shared buffers, both
-// fetched one tile ahead through registers):
+// warp read the same addresses: broadcast). Per KV tile of BLOCK_N keys (K and V in separate shared buffers, loaded
+// straight into shared memory, or with PREFETCH fetched one tile ahead through registers):
 //   compute_scores: partial S over the lane's columns for R rows x TPR keys at a time (each shared K vec4 feeds 4R
 //     FMAs), then a reduce-scatter over the TPR lanes (subgroupShuffleXor): lane j ends with the full scores of keys
 //     c * TPR + j of its R rows.
@@ -13,8 +13,10 @@
 // FT_PV_F16 (f16 tensors only; needs shaderFloat16): P·V in packed f16. P is rounded to f16, V is f16 already, each
 // product p·v is rounded to f16 and summed in f16 over the tile's BLOCK_N keys only (a short sum: p <= 1), then
 // added into the f32 O as O = O * alpha + sum. S = Q·Kᵀ, the softmax state (m, l) and O stay f32 throughout.
-// The host (backends/vulkan/portable_paths.cpp, kRgConfigs) picks BLOCK_M = R * WG_SIZE / TPR, BLOCK_N and TPR,
-// and requires subgroups of at least TPR lanes and workgroups of whole subgroups.
+// The host (backends/vulkan/portable_paths.cpp, kRgConfigs) picks BLOCK_M = R * WG_SIZE / TPR, BLOCK_N, TPR and
+// PREFETCH, and requires subgroups of at least TPR lanes and workgroups of whole subgroups. Registers per lane, about:
+// Q and O 2 * R * HEAD_DIM / TPR, scores R * BLOCK_N / TPR, partial scores R * TPR, (FT_PV_F16) the f16 P·V sums
+// R * HEAD_DIM / (2 * TPR), PREFETCH BLOCK_N * HEAD_DIM / WG_SIZE (16-bit tensors; twice that for f32).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -24,6 +26,7 @@
 #include "attn_common.glsl"
 
 layout(constant_id = 10) const uint TPR = 8;  // lanes per row group (a power of two, <= the subgroup size)
+layout(constant_id = 11) const uint PREFETCH = 0;  // 1: the next K/V tile's global loads in flight in registers
 
 const uint D4 = HEAD_DIM / 4u;             // vec4 columns per row
 const uint DSL4 = D4 / TPR;                // vec4 columns of Q and O per lane
@@ -80,7 +83,8 @@ void load_q() {
     }
 }
 
-// Global loads of keys [n0, n0 + BLOCK_N) of K and V into registers (in flight during the previous tile's math).
+// Global loads of keys [n0, n0 + BLOCK_N) of K and V into registers (PREFETCH: in flight during the previous tile's
+// math; else stored into shared memory right after).
 void fetch_kv(uint n0) {
   [[unroll]] for (uint i = 0u; i < PREF; ++i) {
     uint idx = gl_LocalInvocationID.x + i * WG_SIZE;
@@ -178,13 +182,17 @@ void online_softmax() {
 }
 
 #if defined(FT_PV_F16)
-// O = O * alpha + P·V, the tile's sum in packed f16 (see the header), P sent as f16 pairs of rows (2i, 2i + 1).
+// O = O * alpha + P·V, the tile's sum in packed f16 (see the header), P sent as f16 pairs of rows (2i, 2i + 1; with
+// odd R the last pair's second half unused).
 void accumulate_pv() {
-  const uint RH = R / 2u;
+  const uint RH = (R + 1u) / 2u;
   uint p2[RH * KPT];
   [[unroll]] for (uint h = 0u; h < RH; ++h)
-    [[unroll]] for (uint c = 0u; c < KPT; ++c)
-      p2[h * KPT + c] = packHalf2x16(vec2(g_s[2u * h * KPT + c], g_s[(2u * h + 1u) * KPT + c]));
+    [[unroll]] for (uint c = 0u; c < KPT; ++c) {
+      float second = 0.0;
+      if (2u * h + 1u < R) second = g_s[(2u * h + 1u) * KPT + c];
+      p2[h * KPT + c] = packHalf2x16(vec2(g_s[2u * h * KPT + c], second));
+    }
   f16vec2 acc[R * DSL8 * 4u];  // row i, unit u, pair e at (i * DSL8 + u) * 4 + e
   [[unroll]] for (uint e = 0u; e < R * DSL8 * 4u; ++e) acc[e] = f16vec2(0.0);
   [[unroll]] for (uint n = 0u; n < BLOCK_N; ++n) {
@@ -197,9 +205,9 @@ void accumulate_pv() {
                                 unpackFloat2x16(w.w));
       [[unroll]] for (uint h = 0u; h < RH; ++h)
         [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-          uint a0 = ((2u * h) * DSL8 + u) * 4u + e, a1 = ((2u * h + 1u) * DSL8 + u) * 4u + e;
+          uint a0 = ((2u * h) * DSL8 + u) * 4u + e, a1 = min(a0 + DSL8 * 4u, R * DSL8 * 4u - 1u);
           acc[a0] = fma(pp[h].xx, v[e], acc[a0]);
-          acc[a1] = fma(pp[h].yy, v[e], acc[a1]);
+          if (2u * h + 1u < R) acc[a1] = fma(pp[h].yy, v[e], acc[a1]);
         }
     }
   }
@@ -275,12 +283,13 @@ void main() {
     g_m[i] = FT_NEG_INF;
     g_l[i] = 0.0;
   }
-  if (g_kv_begin < kv_stop) fetch_kv(g_kv_begin);
+  if (PREFETCH != 0u && g_kv_begin < kv_stop) fetch_kv(g_kv_begin);
   for (uint n0 = g_kv_begin; n0 < kv_stop; n0 += BLOCK_N) {
     barrier();  // the previous tile's scores and P·V are done with sh_k and sh_v
+    if (PREFETCH == 0u) fetch_kv(n0);
     store_kv_tile();
     barrier();
-    if (n0 + BLOCK_N < kv_stop) fetch_kv(n0 + BLOCK_N);  // next K and V, in flight during this tile's math
+    if (PREFETCH != 0u && n0 + BLOCK_N < kv_stop) fetch_kv(n0 + BLOCK_N);  // next K and V, in flight during the math
     compute_scores(n0);
     online_softmax();
     accumulate_pv();

@@ -32,6 +32,7 @@ enum SpecId : std::uint32_t {
   kSpecTileSTn = 8,  //   score columns (keys) per thread
   kSpecTileOTm = 9,  //   output rows per thread
   kSpecRgTpr = 10,   // attn_portable_rg.comp: lanes per row group
+  kSpecRgPrefetch = 11,  //   next K/V tile through registers (1) or straight into shared memory (0)
   // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,
