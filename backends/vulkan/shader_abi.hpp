@@ -31,8 +31,6 @@ enum SpecId : std::uint32_t {
   kSpecTileSTm = 7,  // attn_portable_tile.comp: score rows per thread
   kSpecTileSTn = 8,  //   score columns (keys) per thread
   kSpecTileOTm = 9,  //   output rows per thread
-  kSpecRgTpr = 10,   // attn_portable_rg.comp: lanes per row group
-  kSpecRgPrefetch = 11,  //   next K/V tile through registers (1) or straight into shared memory (0)
   // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,
