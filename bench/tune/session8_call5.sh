@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Needs the library built from branch wip/vk-portable (the row-group shader was left out of main after this call).
 # Session 8, fifth device call (~200 s): the portable Vulkan row-group shader after call 4 found it at half the tile
 # shader's speed (253-255 registers and 336-416 bytes of spills at every head dim). Its forms now run only with
 # FT_VK_PORTABLE_FORM=rg; FT_VK_RG_CONFIG sweeps its tiles per head dim from one binary. Each config in its own
