@@ -394,10 +394,11 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     const int skip = sm90_skip_blocks<M, N, S, kCausal>(kv, sm, tt.m_block, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     kv += skip;
-    // Pingpong (named barriers 1, 2): turns at issuing wgmmas, consumer 0's first (kPpEarly: sm90_traits.hpp).
+    // Pingpong: the consumers take turns issuing wgmmas (named barriers 1, 2), one's softmax under the other's GEMMs.
+    // Consumer 1 lets consumer 0 go first and skips its last hand-back: arrivals stay balanced within each tile.
     auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
-    auto turn_end = [&](bool l) { if (Sh::kPpEarly || (Sh::kPingpong && !(l && c == 1))) tl::named_arrive(2 - c, 256); };
-    if (Sh::kPingpong && c == 1 && (!Sh::kPpEarly || j == 0)) tl::named_arrive(1, 256);
+    auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
+    if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
     auto pv = [&](int g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
       tl::mma_AB(o_acc, p_reg, sm.v[g % S], g != kv);
       tl::commit();
@@ -464,7 +465,6 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
-  if (Sh::kPpEarly && c == 0 && j > 0) tl::named_sync(1, 256);  // consumer 1's hand-back after the CTA's last tile
   if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j);
 #endif
 }

@@ -12,7 +12,7 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
-// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_PP_EARLY override these for experiments (bench/results/*/README.md have the measurements).
+// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN override these for experiments (bench/results/*/README.md have the measurements).
 #pragma once
 
 #include <algorithm>
@@ -30,7 +30,6 @@ struct Sm90Config {
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
   bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
   int o_store_bytes = 4;  // width of direct O stores: 4, or 8 / 16 after quad shuffles (tile::store_scaled_wide)
-  bool pp_early = false;   // pingpong: consumer 1 hands the next tile's first turn over before its epilogue
   // The short-sequence kernel (a template flag of its own, sm90_short_kernel) while seqlen_k <= short_max_sk (0:
   // never), with what it changes: stage_o, O staged in buffers of its own and stored by TMA from the producer
   // warpgroup (instead of o_tma); own_blocks, each consumer skips the K/V blocks its own rows do not need.
@@ -57,7 +56,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     if (*s == ':') ++s;
   }
   return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.pp_early, c.short_max_sk, c.stage_o, c.own_blocks};
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -141,9 +140,6 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? kSm90Always : 0;
 #endif
-#ifdef FT_SM90_PP_EARLY
-  c.pp_early = FT_SM90_PP_EARLY != 0;
-#endif
   return c;
 }
 
@@ -176,9 +172,6 @@ struct Sm90Shape {
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr bool kPingpong = sm90_pingpong(kCfg);
-  // Pingpong's tile boundary: consumer 0's next tile waits for consumer 1's turn. kPpEarly hands that turn over with
-  // consumer 1's last P·V, so consumer 0's next Q·Kᵀ overlaps consumer 1's epilogue instead of following it.
-  static constexpr bool kPpEarly = kPingpong && kCfg.pp_early;
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kOTma = kCfg.o_tma && !(kShort && sm90_short(D, kCausal).stage_o);
