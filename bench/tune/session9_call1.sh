@@ -5,7 +5,7 @@
 #   c64pp:  2 consumers x 128 rows with pingpong (tiles on the 128-key grid, so no diagonal block is crossed by a
 #           tile; session 6 rejected two consumers at d64 over the whole grid, before own blocks and staged O);
 #   c64n64: 3 consumers x 192 rows, 64-key blocks, 6 stages (a finer diagonal, more iterations).
-# Read the causal rows (the non-causal d64 kernels change too). Prebuilt here at c8aaa3e:
+# Read the causal rows (the non-causal d64 kernels change too). Prebuilt here at bd9e093:
 #   rm -rf build-var22 && tests/cuda/build_variants.sh build-var22 'head=' 'c64pp=-DFT_SM90_CFG64="2:128:4:2"' \
 #     'c64n64=-DFT_SM90_CFG64="3:64:6:1"' && rm -rf build-var22/obj
 # Rebuild it if main's sm90 sources moved since.
