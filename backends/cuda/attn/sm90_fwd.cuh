@@ -136,10 +136,10 @@ __device__ __forceinline__ int sm90_skipped_blocks(int m_block, int c, int sq, i
   const int row0 = m_block * M + c * 64;
   return row0 >= sq ? n_blocks - 1 : n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
 }
-// The blocks consumer c skips (kOwnBlocks builds, else none): released unread from ring
-// position g0 on, in the producer's order (K(i), then V(i), which loads after K(i + 1); it refills a stage once every
-// consumer released it). The caller's loop then starts past them, on the ring positions and key blocks it would have
-// reached without the skip.
+// The blocks consumer c skips (kOwnBlocks builds, else none): released unread from ring position g0 on, in the
+// producer's order (K(i), then V(i), which loads after K(i + 1); it refills a stage once every consumer released it).
+// The caller's loop then starts past them, on the ring positions and key blocks it would have reached without the
+// skip.
 template <int M, int N, int S, bool kCausal, typename Smem>
 __device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int m_block, int c, int sq, int sk, int n_blocks) {
   if constexpr (!Smem::Sh::kOwnBlocks) return 0;

@@ -1,5 +1,5 @@
-// sm90 forward instantiations for head dim 64 (bf16/f16; sm90_dispatch picks causal or not and the O path): one file
-// per head dim keeps builds parallel.
+// sm90 forward instantiations for head dim 64 (bf16/f16; sm90_dispatch picks causal or not and the short-sequence
+// kernel): one file per head dim keeps builds parallel.
 #include "attn/sm90_fwd.cuh"
 
 namespace flashtile::cuda {

@@ -143,17 +143,17 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   return c;
 }
 
-// The short-sequence kernel's changes that apply to this config (staged O never with chained tiles; own blocks
-// neither with pingpong nor chained tiles, whose next first block is issued with this tile's last), and its limit:
-// 0 where it would change nothing.
+// The short-sequence kernel's changes that apply to this config (staged O: sm90_config already drops it with a
+// double-buffered Q; own blocks neither with pingpong nor chained tiles, whose next first block is issued with this
+// tile's last), and its limit: 0 where it would change nothing.
 struct Sm90Short {
   bool stage_o, own_blocks;
   int max_sk;
 };
 constexpr Sm90Short sm90_short(int d, bool causal) {
   const Sm90Config c = sm90_config(d, causal);
-  const bool stage_o = c.stage_o && !sm90_chained(c), own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
-  return {stage_o, own, stage_o || own ? c.short_max_sk : 0};
+  const bool own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
+  return {c.stage_o, own, c.stage_o || own ? c.short_max_sk : 0};
 }
 // Whether a call runs the short-sequence kernel (sm90_run_short).
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
