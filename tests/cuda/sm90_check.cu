@@ -221,7 +221,6 @@ void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", b
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut short by a timeout (sanitizers) still shows its last case
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive a timeout kill
   bool quick = false, tiny = false, no_bench = false, bench_only = false, grid = false;
   int grid_d = 0;  // --grid-d D: only this head dim
