@@ -30,7 +30,8 @@ layout(constant_id = 3) const uint BLOCK_M = 64;      // query rows per workgrou
 layout(constant_id = 4) const uint BLOCK_N = 64;      // keys per inner tile
 // id 5: WG_SIZE, the workgroup size, through local_size_x_id (read it as gl_WorkGroupSize.x).
 layout(constant_id = 6) const uint SUBGROUP_SIZE = 32;
-// ids 7..15: vk-core's future additions. ids 16 and up: reserved for coopmat shapes (vk-coopmat):
+// ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp).
+// ids 16 and up: reserved for coopmat shapes (vk-coopmat):
 //   16 CM_M, 17 CM_N, 18 CM_K, 19 and up as coopmat_paths.cpp defines (declared in the coopmat shaders).
 #ifndef FT_NO_WG_LAYOUT
 layout(local_size_x_id = 5, local_size_y = 1, local_size_z = 1) in;

@@ -7,8 +7,8 @@
 //   load_kv_tile   Kᵀ (transposed tensor view) and V straight from the buffers through clamped tensor layouts (keys
 //                  >= Sk read 0; id 21 makes full tiles unclamped; id 23 does so with visibly aligned strides on
 //                  aligned calls); bf16 (and f16 with id 22) goes through one shared K-then-V buffer, converted to f16
-//   compute_scores S = Q·Kᵀ (Q a use-A tile held across the loop), scaled to the log2 domain (or the scale folded into
-//                  exp2, id 25), masked (ragged keys, causal diagonal) by a per-element operation only on tiles that
+//   compute_scores S = Q·Kᵀ (Q a use-A tile held across the loop, or reloaded per tile: id 27), scaled to the log2
+//                  domain (or the scale folded into exp2, id 25), masked (ragged keys, causal diagonal) by a per-element operation only on tiles that
 //                  need it
 //   online_softmax row max by coopMatReduceNV, P = exp2(S - m) per element, row sum by P·1 on the matrix units,
 //                  the rescale factor smeared across the O tile's columns by a reduction. l and m are BM x BN
@@ -51,6 +51,10 @@ layout(constant_id = 25) const uint FOLD_SCALE = 0;
 // LAZY_LOG2 since the last rescale (a workgroup-wide max); otherwise P = exp2(s - stale m) <= 2^LAZY_LOG2, which f16 P
 // and f32 l/O carry exactly as well as P <= 1 (O / l is unchanged).
 layout(constant_id = 26) const uint LAZY_RESCALE = 0;
+// id 27 (tensor loads): 1 reloads Q per tile through its tensor layout (from L1/L2) instead of keeping a use-A tile
+// in registers across the loop; frees Q's registers (BM x D f16 over the workgroup: 64 a thread at 64 x 256 and 128
+// invocations), which with an f32 BM x D O spill.
+layout(constant_id = 27) const uint Q_RELOAD = 0;
 
 const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
@@ -64,6 +68,7 @@ const float LAZY_LOG2 = 8.0;
 const uint D8 = D / 8u;
 const uint KS4 = (D + 8u) / 4u;              // staged tile row stride in f16vec4
 shared f16vec4 sh_kv[STAGED ? BN * KS4 : 1u];  // K, then V, of the current tile
+const bool Q_PER_TILE = Q_RELOAD != 0u && !STAGED;
 shared f16vec4 sh_q[STAGED ? BM * KS4 : 1u];
 
 #define ACC(r, c) coopmat<float, gl_ScopeWorkgroup, r, c, gl_MatrixUseAccumulator>
@@ -204,6 +209,24 @@ void load_v(out V_B v_b, const uint n0, const uint mode) {
   }
 }
 
+// ---- load_q: rows past Sq read 0 (clamped layout) ----
+void load_q(out Q_A q_a) {
+  if (STAGED) {
+    coopMatLoad(q_a, sh_q, 0, KS4, gl_CooperativeMatrixLayoutRowMajor);
+    return;
+  }
+  const bool hint = ALIGNED_LOADS != 0u && in_vec;  // id 23: alignment visible (x & ~7 is a no-op when in_vec)
+  tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_q = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+  tl_q = setTensorLayoutDimensionNV(tl_q, pc.Sq, D);
+  if (hint) {
+    tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss & ~7u, 1);
+    coopMatLoadTensorNV(q_a, q_data, ft_q_base(b, 0u, h) & ~7u, sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
+  } else {
+    tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss, 1);
+    coopMatLoadTensorNV(q_a, q_data, ft_q_base(b, 0u, h), sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
+  }
+}
+
 // One KV tile: scores, online softmax, O update. l_w/m_w (BM x BN) are used when NARROW is 0, l_n/m_n (BM x NW)
 // otherwise; the unused pair is dead code.
 void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(BM, D) o, inout ACC(BM, BN) l_w,
@@ -224,7 +247,13 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(
     load_k(k_t, n0, kv_mode);
   }
   ACC(BM, BN) s = ACC(BM, BN)(0.0);
-  s = coopMatMulAdd(q_a, k_t, s);
+  if (Q_PER_TILE) {
+    Q_A q_t;  // id 27: Q for this tile only
+    load_q(q_t);
+    s = coopMatMulAdd(q_t, k_t, s);
+  } else {
+    s = coopMatMulAdd(q_a, k_t, s);
+  }
   if (!FOLD) s *= pc.scale_log2;
   if (n0 + BN > kv_end || (CAUSAL != 0u && int(n0 + BN - 1u) > diag)) {
     coopMatPerElementNV(s, s, mask_op, n0, kv_end, diag);
@@ -312,23 +341,16 @@ void main() {
   k_base = ft_k_base(b, 0u, hk);
   v_base = ft_v_base(b, 0u, hk);
 
-  // ---- load_q: rows past Sq read 0 (clamped layout) ----
+  // ---- load_q ----
   Q_A q_a;
   if (STAGED) {
     stage_q();
     barrier();
-    coopMatLoad(q_a, sh_q, 0, KS4, gl_CooperativeMatrixLayoutRowMajor);
+  }
+  if (!Q_PER_TILE) {
+    load_q(q_a);
   } else {
-    const bool hint = ALIGNED_LOADS != 0u && in_vec;  // id 23: alignment visible (x & ~7 is a no-op when in_vec)
-    tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_q = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
-    tl_q = setTensorLayoutDimensionNV(tl_q, pc.Sq, D);
-    if (hint) {
-      tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss & ~7u, 1);
-      coopMatLoadTensorNV(q_a, q_data, ft_q_base(b, 0u, h) & ~7u, sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
-    } else {
-      tl_q = setTensorLayoutStrideNV(tl_q, pc.q_ss, 1);
-      coopMatLoadTensorNV(q_a, q_data, ft_q_base(b, 0u, h), sliceTensorLayoutNV(tl_q, m0, BM, 0, D));
-    }
+    q_a = Q_A(float16_t(0.0));  // unused (attend_tile loads its own)
   }
 
   const float m_init = FOLD ? FT_M_NONE : FT_NEG_INF;

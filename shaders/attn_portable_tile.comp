@@ -44,24 +44,7 @@ shared float sh_alpha[BLOCK_M];        // per-tile rescale factor of each row; i
 
 uint g_b, g_h, g_hk, g_m0, g_kv_begin, g_kv_end;
 
-// ---- Raw 4-element loads (prefetch registers keep 16-bit data as bits: half the registers) ----------------------
-#if defined(FT_STORAGE_F32)
-#define RAW4 vec4
-RAW4 raw4_k(uint i) { return vec4(k_data[i], k_data[i + 1u], k_data[i + 2u], k_data[i + 3u]); }
-RAW4 raw4_v(uint i) { return vec4(v_data[i], v_data[i + 1u], v_data[i + 2u], v_data[i + 3u]); }
-vec4 raw4_to_vec4(RAW4 x) { return x; }
-#elif defined(FT_STORAGE_PACKED)
-#define RAW4 uvec2
-RAW4 raw4_k(uint i) { return uvec2(k_data[i >> 1], k_data[(i >> 1) + 1u]); }
-RAW4 raw4_v(uint i) { return uvec2(v_data[i >> 1], v_data[(i >> 1) + 1u]); }
-vec4 raw4_to_vec4(RAW4 x) { return vec4(ft_unpack2(x.x), ft_unpack2(x.y)); }
-#else
-#define RAW4 uvec2
-#define FT_RAW_PAIR(buf, i) (ft_raw16(buf[i]) | (ft_raw16(buf[(i) + 1u]) << 16))
-RAW4 raw4_k(uint i) { return uvec2(FT_RAW_PAIR(k_data, i), FT_RAW_PAIR(k_data, i + 2u)); }
-RAW4 raw4_v(uint i) { return uvec2(FT_RAW_PAIR(v_data, i), FT_RAW_PAIR(v_data, i + 2u)); }
-vec4 raw4_to_vec4(RAW4 x) { return vec4(ft_unpack2(x.x), ft_unpack2(x.y)); }
-#endif
+#include "attn_portable_raw.glsl"
 
 RAW4 g_pref[PREF];
 // Per-thread state in private globals (arrays sized by specialization constants cannot be function parameters:
@@ -82,17 +65,11 @@ void load_q() {
   }
 }
 
-// Global loads of keys [n0, n0 + BLOCK_N) of K (is_v false) or V into g_pref; keys past the range are 0 (never
-// NaN: p = 0 multiplies them).
+// Global loads of keys [n0, n0 + BLOCK_N) of K (is_v false) or V into g_pref.
 void fetch_kv(uint n0, bool is_v) {
   [[unroll]] for (uint i = 0u; i < PREF; ++i) {
     uint idx = gl_LocalInvocationID.x + i * WG_SIZE;
-    uint n = idx / D4, c4 = idx % D4, key = n0 + n;
-    RAW4 x = RAW4(0);
-    if (key < g_kv_end) {
-      x = is_v ? raw4_v(ft_v_base(g_b, key, g_hk) + 4u * c4) : raw4_k(ft_k_base(g_b, key, g_hk) + 4u * c4);
-    }
-    g_pref[i] = x;
+    g_pref[i] = fetch_raw4(n0 + idx / D4, idx % D4, is_v);
   }
 }
 

@@ -108,9 +108,9 @@ struct Cm2Tile {
   std::uint32_t block_m, block_n, wg;
 };
 
-// attn_coopmat2.comp's optional schemes (spec ids 23..26; see the shader).
+// attn_coopmat2.comp's optional schemes (spec ids 23..27; see the shader).
 struct Cm2Opt {
-  std::uint32_t aligned = 0, narrow = 0, fold = 0, lazy = 0;
+  std::uint32_t aligned = 0, narrow = 0, fold = 0, lazy = 0, qreload = 0;
 };
 
 // Narrow row-value matrices: NVIDIA's workgroup-scope granularity is 16 at 128 invocations and 32 at 256 (llama.cpp
@@ -123,20 +123,28 @@ std::uint32_t cm2_narrow_auto(const Cm2Tile& t) { return std::min(t.wg <= 128 ? 
 // 224/203/234/219 vs narrow+fold alone 163/147/174/160 and the former 128,64,256 narrow+fold default 183/156/192/176;
 // d 256 126/112/130/129 vs 109/98/111/109 (narrow+fold), 102/92/101/101 (none) and 72/67/72/71 (lazy rescaling).
 // Session 2's figures against aligned at d 128/256 were taken at the GPU's idle clock (DEVELOPERS.md, "slow mode").
-Cm2Opt cm2_default_opt(const Cm2Tile& t) {
+// d 256 reloads Q per tile through its tensor layout (id 27): with Q (64 registers a thread) and the f32 64 x 256
+// O in registers its kernel spills 416 bytes; session 9 call 2 (bench/results/2026-11-30_h200_session9), one process
+// each: 131.3/120.4 at 4k against 125.8/112.1, and 133.7/138.2 at 16k against 129.5/128.3 (non-causal/causal). At d
+// 64/128 it lost 14-20%, as did every other d 256 tile with it (64,64 106-110; 64,16 102-116; 32,32 90-102).
+// Q staged once in shared memory and loaded per tile gave wrong f16 results at every head dim (call 2; removed), as
+// Q in shared memory did in session 5: the driver's shared memory seems to overlap the shader's on the tensor path.
+Cm2Opt cm2_default_opt(const Cm2Tile& t, std::uint32_t d) {
   Cm2Opt o;
   o.aligned = 1;
   o.narrow = cm2_narrow_auto(t), o.fold = 1;
+  o.qreload = d >= 256 ? 1 : 0;
   return o;
 }
 
 // FLASHTILE_VKCM2_OPT: comma-separated options replacing the defaults: "none", "aligned" (id 23 = 1: aligned calls
 // load full K/V tiles unclamped with visibly aligned strides), "alignhint" (id 23 = 2: the same alignment shown, every
 // load clamped), "narrow" (id 24 at the granularity above) or "narrowN" (N columns, a multiple of 8 up to block_n),
-// "fold" (id 25), "lazy" (id 26; implies narrow and fold). Unknown words are reported once and ignored.
-Cm2Opt cm2_opt(const Cm2Tile& t) {
+// "fold" (id 25), "lazy" (id 26; implies narrow and fold), "qgl" (id 27: Q reloaded per tile through its tensor
+// layout). Unknown words are reported once and ignored.
+Cm2Opt cm2_opt(const Cm2Tile& t, std::uint32_t d) {
   const char* env = std::getenv("FLASHTILE_VKCM2_OPT");
-  if (!env) return cm2_default_opt(t);
+  if (!env) return cm2_default_opt(t, d);
   Cm2Opt o;
   std::string s(env);
   for (std::size_t pos = 0; pos <= s.size();) {
@@ -158,6 +166,8 @@ Cm2Opt cm2_opt(const Cm2Tile& t) {
       o.fold = 1;
     } else if (w == "lazy") {
       o.lazy = 1;
+    } else if (w == "qgl") {
+      o.qreload = 1;
     } else {
       static bool warned = false;
       if (!warned) std::fprintf(stderr, "flashtile: FLASHTILE_VKCM2_OPT: ignoring '%s'\n", w.c_str());
@@ -177,6 +187,7 @@ std::string cm2_opt_name(const Cm2Opt& o) {
   if (o.narrow) n += "_nw" + std::to_string(o.narrow);
   if (o.fold) n += "_fold";
   if (o.lazy) n += "_lazy";
+  if (o.qreload) n += "_qgl";
   return n;
 }
 
@@ -199,7 +210,11 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
     // (session 5, call 1, two processes, TFLOP/s at 4k, 4k causal, 16k, 16k causal: 126/113/129/128; 32,32,128,
     // which does not spill, 118/112/107/118; 64,16,128 122/111/119/124; 32,64,128 109/102/111/111; 64,32,256
     // 79/74/70/79; bench/results/2026-11-30_h200_session5).
-    return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{64, 32, 128};
+    // d 128 with 128-key tiles (session 9 call 4, bench/results/2026-11-30_h200_session9, one process each, the default
+    // timed first and last within 0.3%): non-causal 194.6/231.4/243.2 at 1k/4k/16k against 187.5/221.6/234.2, causal
+    // 149.2/205.6/227.4 against 152.9/202.2/219.3, although it spills 320 bytes. d 64: 128,64,256 -35..21%, 64,32,128
+    // -16%, 128,32,256 -13..24%; d 128: 128,64,256 -13..6%, 64,32,128 -24..16%.
+    return d <= 64 ? Cm2Tile{64, 64, 128} : d <= 128 ? Cm2Tile{64, 128, 128} : Cm2Tile{64, 32, 128};
   }
   // bf16 stages K/V (one buffer) and Q in shared memory: keep within 48 KB.
   return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
@@ -262,7 +277,8 @@ std::vector<ShaderVariant> coopmat2_variants() {
       ShaderVariant v;
       v.path = Path::VulkanCoopmat2;
       const bool staged = dt != DType::F16 || cm2_stage_f16();
-      const Cm2Opt opt = cm2_opt(t);
+      Cm2Opt opt = cm2_opt(t, d);
+      if (staged) opt.qreload = 0;  // staged Q comes from shared memory
       v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg) +
                  cm2_opt_name(opt);
       v.spirv = "attn_coopmat2";
@@ -286,7 +302,8 @@ std::vector<ShaderVariant> coopmat2_variants() {
                       {kSpecCm2AlignedLoads, opt.aligned},
                       {kSpecCm2Narrow, opt.narrow},
                       {kSpecCm2FoldScale, opt.fold},
-                      {kSpecCm2LazyRescale, opt.lazy}};
+                      {kSpecCm2LazyRescale, opt.lazy},
+                      {kSpecCm2QReload, opt.qreload}};
       // Tensor-layout loads and stores need 16-byte aligned element offsets (GLSL_NV_cooperative_matrix2); other calls
       // go to the next path with the reason.
       if (!staged) v.align_elems = 8;

@@ -171,6 +171,94 @@ ShaderVariant make_tile_variant(const TileConfig& c, const StorageMode& s) {
   return v;
 }
 
+// attn_portable_rg.comp (row groups of tpr subgroup lanes, Q and O in registers, S and P never in shared memory):
+// rows per lane R = block_m * tpr / wg. f16 tensors take the packed-f16 P·V module ("rgh") first. Every tile fits
+// in 32 KB. The portable path's default on GPUs (FT_VK_PORTABLE_FORM=tile keeps the tile shader first, for A/B).
+struct RgConfig {
+  std::uint32_t dim, block_m, block_n, wg, tpr, prefetch;
+  bool operator==(const RgConfig&) const = default;
+};
+// Registers per lane, 32-bit, from the shader's arrays (its header), for 16-bit tensors: Q + O 2 * R * d / tpr,
+// scores R * block_n / tpr, partial scores R * tpr (score step) or the f16 P·V sums R * d / (2 * tpr) and a key's V
+// columns d / (2 * tpr) (P·V step), prefetch block_n * d / wg, plus about 24 (addresses, m/l/alpha, loop state).
+// H200, f16, 4096, TFLOP/s non-causal / causal, each config in its own process with the tile shader in the same call
+// (bench/results/2026-11-30_h200_session9): R = 4 / 4 / 2 (64:16:64:4, 64:16:128:8, 32:16:128:8) ran 39.4/36.4,
+// 39.0/36.8, 31.8/30.5 at d 64/128/256 against the tile shader's 28.3/27.2, 27.9/25.4, 25.7/24.7, with 251-255
+// registers and no local memory (calls 1 and 2). Call 2's sweep around them picked d64 128:16:128:4 (40.7/37.7) and
+// d256 32:16:128:16 (R 4: 36.0/34.5; 64:16:256:16 35.7/33.6); d128 stays (64:16:128:8 with register prefetch 39.2/37.0,
+// 128:16:256:8 36.6/33.8, 32:16:64:8 36.5/34.2, 64:16:128:16 35.4/31.1, 64:32:128:8 33.5/28.5, 64:8:128:8 34.7/33.3).
+// R = 2 / 2 / 1 with 256-thread workgroups (about 150 registers) ran 33.4, 27.3, 18.3 non-causal. Session 8's local
+// memory (every config 2-6x slower than the tile shader) came from loops left rolled (the shader's header).
+const RgConfig kRgConfigs[] = {
+    {64, 128, 16, 128, 4, 0},  // R 4: Q+O 128, S 16
+    {128, 64, 16, 128, 8, 0},  // R 4: Q+O 128, S 8
+    {256, 32, 16, 128, 16, 0}, // R 4: Q+O 128, S 4
+    {256, 32, 16, 128, 8, 0},  // R 2, for subgroups of 8 (lavapipe, some Intel GPUs)
+};
+
+// The shader's divisibility rules; "" when `c` is valid (f16_pv: the packed-f16 P·V module's extra ones).
+std::string rg_config_reason(const RgConfig& c, bool f16_pv) {
+  auto div = [](std::uint32_t a, std::uint32_t b) { return b != 0 && a % b == 0; };
+  const std::uint32_t unit = f16_pv ? 8 : 4;  // columns of a shared V load
+  if (c.tpr < 2 || (c.tpr & (c.tpr - 1)) != 0) return "tpr must be a power of two >= 2";
+  if (!c.block_m || !c.block_n || !c.wg || c.wg > 1024) return "block_m, block_n and wg must be in 1..1024";
+  if (!div(c.dim / unit, c.tpr) || !div(c.block_n, c.tpr) || !div(c.wg, c.tpr))
+    return "tpr must divide head_dim / " + std::to_string(unit) + ", block_n and wg";
+  if (!div(c.block_m * c.tpr, c.wg)) return "block_m * tpr must be a multiple of wg (rows per lane R >= 1)";
+  if (!div(c.block_n * c.dim / unit, c.wg))
+    return "wg must divide block_n * head_dim / " + std::to_string(unit) + " (the K/V tile's loads)";
+  if (c.prefetch > 1) return "prefetch must be 0 or 1";
+  return "";
+}
+
+// FT_VK_RG_CONFIG (H200 sweeps from one binary): comma-separated "[dD=]block_m:block_n:wg:tpr[:prefetch]", an entry
+// without "dD=" for every head dim; an entry the shader's rules refuse for a head dim leaves that dim's default, with
+// the reason on stderr.
+std::vector<RgConfig> rg_configs() {
+  std::vector<RgConfig> out(std::begin(kRgConfigs), std::end(kRgConfigs));
+  const char* env = std::getenv("FT_VK_RG_CONFIG");
+  for (std::string rest = env ? env : ""; !rest.empty();) {
+    const std::size_t comma = rest.find(',');
+    const std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    unsigned dim = 0, bm = 0, bn = 0, wg = 0, tpr = 0, pf = 0;
+    const std::size_t eq = item.find('=');
+    const bool dim_ok = eq == std::string::npos || (std::sscanf(item.c_str(), "d%u=", &dim) == 1 &&
+                                                    item.substr(0, eq) == "d" + std::to_string(dim));
+    if (!dim_ok || std::sscanf(item.c_str() + (eq == std::string::npos ? 0 : eq + 1), "%u:%u:%u:%u:%u", &bm, &bn,
+                               &wg, &tpr, &pf) < 4) {
+      std::fprintf(stderr, "flashtile: FT_VK_RG_CONFIG entry '%s' ignored: want [dD=]block_m:block_n:wg:tpr[:prefetch]\n",
+                   item.c_str());
+      continue;
+    }
+    for (RgConfig& c : out) {
+      if (dim != 0 && dim != c.dim) continue;
+      const RgConfig e{c.dim, bm, bn, wg, tpr, pf};
+      const std::string why = rg_config_reason(e, false);
+      if (why.empty()) c = e;
+      else
+        std::fprintf(stderr, "flashtile: FT_VK_RG_CONFIG entry '%s' refused for head dim %u (keeps %u:%u:%u:%u:%u): %s\n",
+                     item.c_str(), c.dim, c.block_m, c.block_n, c.wg, c.tpr, c.prefetch, why.c_str());
+    }
+  }
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+ShaderVariant make_rg_variant(const RgConfig& c, const StorageMode& s, bool f16_pv) {
+  ShaderVariant v = portable_variant(f16_pv ? "rgh_" : "rg_", s, c.wg, c.block_m, c.block_n);
+  v.head_dims = {c.dim};
+  if (f16_pv) v.dtypes = {DType::F16};
+  v.needs_float16 = f16_pv;
+  v.shared_bytes = c.block_n * c.dim * (f16_pv ? 4 + 2 : 4 + 4);  // K f32, V f32 or f16
+  v.extra_spec = {{kSpecRgTpr, c.tpr}, {kSpecRgPrefetch, c.prefetch}};
+  v.needs_subgroup_shuffle = true;
+  v.min_subgroup_size = c.tpr;  // a row group's lanes share one subgroup
+  // Like the tile shader: on CPU devices (lavapipe) only when tests force it (CI time).
+  gpu_only_unless_forced(v, "row-group shader skipped on CPU devices (CI time)");
+  return v;
+}
+
 ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg) {
   ShaderVariant v = portable_variant("", s, t.wg, t.block_m, t.block_n);
   v.kernel += sg ? "_sg" : "_sh";
@@ -195,15 +283,33 @@ std::vector<ShaderVariant> portable_variants() {
                                   {"pk", {DType::F16, DType::BF16}, false, true},
                                   {"f32", {DType::F32}, false, false}};
   std::vector<ShaderVariant> out;
-  // Fastest first: decode tiles for the calls they take, then the register-blocked tile shader and the row shader
-  // (head dims 64/128/256), then the tiled shader for every head dim: subgroup row reductions before shared-memory
-  // ones, wide tiles before 32 KB ones; per storage mode.
+  // Fastest first: decode tiles for the calls they take, then the row-group shader, the register-blocked
+  // tile shader and the row shader (head dims 64/128/256), then the tiled shader for every head dim:
+  // subgroup row reductions before shared-memory ones, wide tiles before 32 KB ones; per storage mode.
   for (const bool sg : {true, false})
     for (const PortableTile& t : kDecodeTiles)
       for (const StorageMode& s : storages) out.push_back(make_variant(t, s, sg));
   // Register-blocked tiles: packed uint loads first (half the load instructions of 16-bit ones; odd layouts fall
   // through to s16).
   const StorageMode tile_storages[] = {storages[1], storages[0], storages[2]};
+  // The row-group shader before the tile shader on d 64/128/256; FT_VK_PORTABLE_FORM=tile leaves it out (H200 A/B;
+  // FT_VK_RG_CONFIG sweeps its tiles from one binary).
+  const char* form_env = std::getenv("FT_VK_PORTABLE_FORM");
+  const std::string form = form_env ? form_env : "";
+  if (!form.empty() && form != "rg" && form != "tile")
+    std::fprintf(stderr, "flashtile: FT_VK_PORTABLE_FORM=%s ignored (rg or tile)\n", form.c_str());
+  if (form != "tile") {
+    for (const RgConfig& c : rg_configs())
+      for (const bool f16_pv : {true, false}) {
+        if (const std::string why = rg_config_reason(c, f16_pv); !why.empty()) {
+          std::fprintf(stderr, "flashtile: row-group %s tile for head dim %u skipped: %s\n", f16_pv ? "rgh" : "rg",
+                       c.dim, why.c_str());
+          continue;
+        }
+        for (const StorageMode& s : tile_storages)
+          if (!f16_pv || s.needs16 || s.packed) out.push_back(make_rg_variant(c, s, f16_pv));  // f32: no f16 P·V
+      }
+  }
   for (const TileConfig& c : tile_configs())
     for (const StorageMode& s : tile_storages) out.push_back(make_tile_variant(c, s));
   for (const RowTile& t : kRowTiles)

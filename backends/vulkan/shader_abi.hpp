@@ -31,6 +31,8 @@ enum SpecId : std::uint32_t {
   kSpecTileSTm = 7,  // attn_portable_tile.comp: score rows per thread
   kSpecTileSTn = 8,  //   score columns (keys) per thread
   kSpecTileOTm = 9,  //   output rows per thread
+  kSpecRgTpr = 10,   // attn_portable_rg.comp: lanes per row group
+  kSpecRgPrefetch = 11,  //   next K/V tile through registers (1) or straight into shared memory (0)
   // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,
@@ -43,6 +45,7 @@ enum SpecId : std::uint32_t {
   kSpecCm2Narrow = 24,        //   columns of the l / m / row-sum matrices (0: BLOCK_N)
   kSpecCm2FoldScale = 25,     //   softmax scale folded into exp2, finite initial max
   kSpecCm2LazyRescale = 26,   //   rescale O / l / m only when a row max grew by more than 2^8 (needs 24)
+  kSpecCm2QReload = 27,       //   Q reloaded per tile through its tensor layout instead of held in registers
 };
 
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
