@@ -33,6 +33,10 @@ const uint DSL4 = D4 / TPR;                // vec4 columns of Q and O per lane
 const uint R = BLOCK_M * TPR / WG_SIZE;    // rows per lane
 const uint KPT = BLOCK_N / TPR;            // keys per lane after the reduce-scatter (keys c * TPR + lane)
 const uint PREF = BLOCK_N * D4 / WG_SIZE;  // vec4 of a K tile per thread
+// log2(TPR) as a specialization-constant expression (TPR <= 128): the trip count of the shuffle steps, so that every
+// loop below counts 0, 1, ... up to a constant (see "Registers, not local memory").
+const uint LOG_TPR = uint(TPR >= 2u) + uint(TPR >= 4u) + uint(TPR >= 8u) + uint(TPR >= 16u) + uint(TPR >= 32u) +
+                     uint(TPR >= 64u) + uint(TPR >= 128u);
 
 uint g_b, g_h, g_hk, g_m0, g_kv_begin, g_kv_end;
 uint g_lane, g_grp, g_sg_base;  // lane in the row group, row group, the group's first subgroup lane
@@ -53,6 +57,14 @@ shared vec4 sh_v[BLOCK_N * D4];
 RAW4 g_vpref[PREF];
 #endif
 
+// Registers, not local memory: a per-invocation array stays in registers only where every index is a constant once
+// the driver has specialized and unrolled, so each array below is indexed only by counters of [[unroll]] loops that
+// count 0, 1, ... up to a (specialization) constant without `continue`, and by arithmetic on those, never by
+// lane-dependent values. A loop the driver cannot unroll (a counter stepped by shifts, a trip count depending on an
+// enclosing counter, a `continue`) keeps its enclosing loops rolled too, and the arrays they index go to local
+// memory: most likely the H200's 144-560 bytes of local memory in every pipeline of session 8's form of this shader
+// (spirv-opt left those loops rolled there). Check a change with spirv-opt (freeze the specialization constants, -O:
+// no Function-storage array may be left), as DEVELOPERS.md describes.
 // Per-thread state in private globals (arrays sized by specialization constants cannot be function parameters).
 vec4 g_q[R * DSL4];  // Q rows x the lane's columns (q_col), f32, log2 domain
 vec4 g_o[R * DSL4];  // output accumulator, the lane's columns o_col
@@ -132,15 +144,19 @@ void compute_scores(uint n0) {
           part[i * TPR + k] = a;
         }
       }
-    // Reduce-scatter: at step h the lane keeps the half of its keys whose bit h matches its own and adds the
-    // partner's partials of that half; after the last step part[i * TPR] is row i's full score of key lane.
-    [[unroll]] for (uint h = TPR >> 1; h > 0u; h >>= 1) {
+    // Reduce-scatter: at step s (h = TPR / 2^(s + 1) keys left per half) the lane keeps the half of its keys whose
+    // bit h matches its own and adds the partner's partials of that half; after the last step part[i * TPR] is row
+    // i's full score of key lane. The lane picks between two registers (a select), never an index; k runs to the
+    // constant TPR / 2 with k >= h skipped (a bound of h would depend on s: not unrolled by every compiler).
+    [[unroll]] for (uint s = 0u; s < LOG_TPR; ++s) {
+      uint h = TPR >> (s + 1u);
       bool hi = (g_lane & h) != 0u;
       [[unroll]] for (uint i = 0u; i < R; ++i)
-        [[unroll]] for (uint k = 0u; k < h; ++k) {
-          float lo_v = part[i * TPR + k], hi_v = part[i * TPR + h + k];
-          part[i * TPR + k] = (hi ? hi_v : lo_v) + subgroupShuffleXor(hi ? lo_v : hi_v, h);
-        }
+        [[unroll]] for (uint k = 0u; k < TPR / 2u; ++k)
+          if (k < h) {
+            float lo_v = part[i * TPR + k], hi_v = part[i * TPR + h + k];
+            part[i * TPR + k] = (hi ? hi_v : lo_v) + subgroupShuffleXor(hi ? lo_v : hi_v, h);
+          }
     }
     uint key = n0 + c * TPR + g_lane;
     [[unroll]] for (uint i = 0u; i < R; ++i) {
@@ -152,12 +168,12 @@ void compute_scores(uint n0) {
 }
 
 float group_max(float x) {
-  [[unroll]] for (uint o = 1u; o < TPR; o <<= 1) x = max(x, subgroupShuffleXor(x, o));
+  [[unroll]] for (uint s = 0u; s < LOG_TPR; ++s) x = max(x, subgroupShuffleXor(x, 1u << s));
   return x;
 }
 
 float group_sum(float x) {
-  [[unroll]] for (uint o = 1u; o < TPR; o <<= 1) x += subgroupShuffleXor(x, o);
+  [[unroll]] for (uint s = 0u; s < LOG_TPR; ++s) x += subgroupShuffleXor(x, 1u << s);
   return x;
 }
 
@@ -186,31 +202,34 @@ void online_softmax() {
 // odd R the last pair's second half unused).
 void accumulate_pv() {
   const uint RH = (R + 1u) / 2u;
-  uint p2[RH * KPT];
+  uint p2[RH * KPT];  // pair h of key c * TPR + lane at h * KPT + c
   [[unroll]] for (uint h = 0u; h < RH; ++h)
     [[unroll]] for (uint c = 0u; c < KPT; ++c) {
-      float second = 0.0;
-      if (2u * h + 1u < R) second = g_s[(2u * h + 1u) * KPT + c];
+      // min(): the index stays in range where the select drops it (odd R)
+      float second = 2u * h + 1u < R ? g_s[min(2u * h + 1u, R - 1u) * KPT + c] : 0.0;
       p2[h * KPT + c] = packHalf2x16(vec2(g_s[2u * h * KPT + c], second));
     }
   f16vec2 acc[R * DSL8 * 4u];  // row i, unit u, pair e at (i * DSL8 + u) * 4 + e
   [[unroll]] for (uint e = 0u; e < R * DSL8 * 4u; ++e) acc[e] = f16vec2(0.0);
-  [[unroll]] for (uint n = 0u; n < BLOCK_N; ++n) {
-    f16vec2 pp[RH];
-    [[unroll]] for (uint h = 0u; h < RH; ++h)
-      pp[h] = unpackFloat2x16(subgroupShuffle(p2[h * KPT + n / TPR], g_sg_base + n % TPR));
-    [[unroll]] for (uint u = 0u; u < DSL8; ++u) {
-      uvec4 w = sh_v[n * D8 + g_lane + TPR * u];
-      f16vec2 v[4] = f16vec2[4](unpackFloat2x16(w.x), unpackFloat2x16(w.y), unpackFloat2x16(w.z),
-                                unpackFloat2x16(w.w));
+  // key n = c * TPR + k, its p from lane k of the group (two loops: no n / TPR, n % TPR in the indices)
+  [[unroll]] for (uint c = 0u; c < KPT; ++c)
+    [[unroll]] for (uint k = 0u; k < TPR; ++k) {
+      f16vec2 pp[RH];
       [[unroll]] for (uint h = 0u; h < RH; ++h)
-        [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-          uint a0 = ((2u * h) * DSL8 + u) * 4u + e, a1 = min(a0 + DSL8 * 4u, R * DSL8 * 4u - 1u);
-          acc[a0] = fma(pp[h].xx, v[e], acc[a0]);
-          if (2u * h + 1u < R) acc[a1] = fma(pp[h].yy, v[e], acc[a1]);
+        pp[h] = unpackFloat2x16(subgroupShuffle(p2[h * KPT + c], g_sg_base + k));
+      [[unroll]] for (uint u = 0u; u < DSL8; ++u) {
+        uvec4 w = sh_v[(c * TPR + k) * D8 + g_lane + TPR * u];
+        f16vec2 v[4] = f16vec2[4](unpackFloat2x16(w.x), unpackFloat2x16(w.y), unpackFloat2x16(w.z),
+                                  unpackFloat2x16(w.w));
+        [[unroll]] for (uint i = 0u; i < R; ++i) {
+          f16vec2 p = i % 2u == 0u ? pp[i / 2u].xx : pp[i / 2u].yy;
+          [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+            uint a = (i * DSL8 + u) * 4u + e;
+            acc[a] = fma(p, v[e], acc[a]);
+          }
         }
+      }
     }
-  }
   [[unroll]] for (uint i = 0u; i < R; ++i)
     [[unroll]] for (uint j = 0u; j < DSL4; ++j) {
       uint a = (i * DSL8 + j / 2u) * 4u + 2u * (j % 2u);
@@ -222,14 +241,16 @@ void accumulate_pv() {
 void accumulate_pv() {
   [[unroll]] for (uint i = 0u; i < R; ++i)
     [[unroll]] for (uint j = 0u; j < DSL4; ++j) g_o[i * DSL4 + j] *= g_alpha[i];
-  [[unroll]] for (uint n = 0u; n < BLOCK_N; ++n) {
-    float p[R];
-    [[unroll]] for (uint i = 0u; i < R; ++i) p[i] = subgroupShuffle(g_s[i * KPT + n / TPR], g_sg_base + n % TPR);
-    [[unroll]] for (uint j = 0u; j < DSL4; ++j) {
-      vec4 v = sh_v[n * D4 + g_lane + TPR * j];
-      [[unroll]] for (uint i = 0u; i < R; ++i) g_o[i * DSL4 + j] = fma(vec4(p[i]), v, g_o[i * DSL4 + j]);
+  // key n = c * TPR + k, its p from lane k of the group (two loops: no n / TPR, n % TPR in the indices)
+  [[unroll]] for (uint c = 0u; c < KPT; ++c)
+    [[unroll]] for (uint k = 0u; k < TPR; ++k) {
+      float p[R];
+      [[unroll]] for (uint i = 0u; i < R; ++i) p[i] = subgroupShuffle(g_s[i * KPT + c], g_sg_base + k);
+      [[unroll]] for (uint j = 0u; j < DSL4; ++j) {
+        vec4 v = sh_v[(c * TPR + k) * D4 + g_lane + TPR * j];
+        [[unroll]] for (uint i = 0u; i < R; ++i) g_o[i * DSL4 + j] = fma(vec4(p[i]), v, g_o[i * DSL4 + j]);
+      }
     }
-  }
 }
 #endif
 
@@ -238,24 +259,25 @@ void store_output() {
   [[unroll]] for (uint i = 0u; i < R; ++i) {
     uint row = row_of(i);
     float l_row = group_sum(g_l[i]);
-    if (row >= pc.Sq) continue;
-    float lse2 = l_row > 0.0 ? g_m[i] + log2(l_row) : FT_NEG_INF;  // log2 domain; -inf when no key was visible
-    float inv = l_row > 0.0 ? 1.0 / l_row : 0.0;
-    if (g_lane == 0u) {
-      if (pc.n_splits > 1u) scratch_data[ft_scratch_record(g_b, g_h, row, ft_split()) + HEAD_DIM] = lse2;
-      else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) lse_data[ft_lse_index(g_b, g_h, row)] = lse2 * FT_LN2;
-    }
-    [[unroll]] for (uint j = 0u; j < DSL4; ++j) {
-      uint c = o_col(j);
-      vec4 x = g_o[i * DSL4 + j] * inv;
-      if (pc.n_splits > 1u) {
-        uint rec = ft_scratch_record(g_b, g_h, row, ft_split()) + c;
-        scratch_data[rec] = x.x; scratch_data[rec + 1u] = x.y;
-        scratch_data[rec + 2u] = x.z; scratch_data[rec + 3u] = x.w;
-      } else {
-        uint base = ft_o_base(g_b, row, g_h) + c;
-        store_o_pair(base, x.xy);
-        store_o_pair(base + 2u, x.zw);
+    if (row < pc.Sq) {  // not `continue`: a loop with one can be left rolled (g_o then in local memory)
+      float lse2 = l_row > 0.0 ? g_m[i] + log2(l_row) : FT_NEG_INF;  // log2 domain; -inf when no key was visible
+      float inv = l_row > 0.0 ? 1.0 / l_row : 0.0;
+      if (g_lane == 0u) {
+        if (pc.n_splits > 1u) scratch_data[ft_scratch_record(g_b, g_h, row, ft_split()) + HEAD_DIM] = lse2;
+        else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) lse_data[ft_lse_index(g_b, g_h, row)] = lse2 * FT_LN2;
+      }
+      [[unroll]] for (uint j = 0u; j < DSL4; ++j) {
+        uint c = o_col(j);
+        vec4 x = g_o[i * DSL4 + j] * inv;
+        if (pc.n_splits > 1u) {
+          uint rec = ft_scratch_record(g_b, g_h, row, ft_split()) + c;
+          scratch_data[rec] = x.x; scratch_data[rec + 1u] = x.y;
+          scratch_data[rec + 2u] = x.z; scratch_data[rec + 3u] = x.w;
+        } else {
+          uint base = ft_o_base(g_b, row, g_h) + c;
+          store_o_pair(base, x.xy);
+          store_o_pair(base + 2u, x.zw);
+        }
       }
     }
   }
