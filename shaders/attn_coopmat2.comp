@@ -60,6 +60,7 @@ const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
 const uint D = HEAD_DIM;
 const bool STAGED = DTYPE != FT_DTYPE_F16 || STAGE_F16 != 0u;  // bf16: through shared memory, converted to f16
+const bool Q_PER_TILE = Q_RELOAD != 0u && !STAGED;              // id 27 (staged Q is read from shared memory)
 const uint NW = NARROW != 0u ? NARROW : BN;                     // columns of the narrow row-value matrices
 const bool LAZY = LAZY_RESCALE != 0u && NARROW != 0u;
 const bool FOLD = FOLD_SCALE != 0u || LAZY;
@@ -68,7 +69,6 @@ const float LAZY_LOG2 = 8.0;
 const uint D8 = D / 8u;
 const uint KS4 = (D + 8u) / 4u;              // staged tile row stride in f16vec4
 shared f16vec4 sh_kv[STAGED ? BN * KS4 : 1u];  // K, then V, of the current tile
-const bool Q_PER_TILE = Q_RELOAD != 0u && !STAGED;
 shared f16vec4 sh_q[STAGED ? BM * KS4 : 1u];
 
 #define ACC(r, c) coopmat<float, gl_ScopeWorkgroup, r, c, gl_MatrixUseAccumulator>

@@ -12,7 +12,8 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
-// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN override these for experiments (bench/results/*/README.md have the measurements).
+// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN override these for experiments (bench/results/*/README.md have the
+// measurements).
 #pragma once
 
 #include <algorithm>
