@@ -7,15 +7,17 @@
 //   load_kv_tile   all threads: K rows global -> shared as f16 (16-byte loads when aligned; bf16 converted)
 //   compute_scores per subgroup: S = Q·Kᵀ (Q held as use-A coopmats in registers, or in shared: Q_IN_REGS)
 //   online_softmax per subgroup: S -> shared, scalar row max / exp2 / row sum (SEGS lanes a row, shuffle
-//                  reductions), P -> shared as f16, the row rescale factors -> a CM_M x CM_N broadcast tile over S
+//                  reductions), P -> shared as f16, the row rescale factors -> a CM_M x CM_N broadcast tile over S;
+//                  or (id 28, where the host's probe found an accumulator layout this shader knows) all of it on the
+//                  accumulators in registers, only P going through shared memory
 //   load_kv_tile   V rows into the same buffer (one K/V buffer keeps a workgroup within NVIDIA's 48 KB);
 //                  with PREFETCH the global loads of V (and of the next K) are in flight during the compute
 //   accumulate_pv  per subgroup: O *= alpha (element-wise with the broadcast tile: accumulators of one type share
 //                  their element layout), O += P·V
 // The epilogue (store_output) stages O through shared memory, divides by the row sum and writes O and LSE, or, for
-// split-KV, the split's record for attn_splitkv_reduce.comp.
-// Shared memory (bytes): K/V 2*BLOCK_N*(D+8) + Q (Q_IN_REGS == 0 only) 2*BLOCK_M*(D+8) + S 4*BLOCK_M*(BLOCK_N+8)
-//   + P 2*BLOCK_M*(BLOCK_N+8) (coopmat_paths.cpp computes the same).
+// split-KV, the split's record for attn_splitkv_reduce.comp (id 28: store_output_regs, straight from the registers).
+// Shared memory (bytes): K/V 2*BLOCK_N*(D+8) + Q (Q_IN_REGS == 0 only) 2*BLOCK_M*(D+8) + S (not with id 28)
+//   4*BLOCK_M*(BLOCK_N+8) + P 2*BLOCK_M*(BLOCK_N+8) (coopmat_paths.cpp computes the same).
 //
 // bf16 inputs are converted to f16 on load: values beyond f16's range (|x| > 65504) are clamped to +-65504 and
 // values below 2^-24 flush to zero; the host documents this (coopmat_paths.cpp).
@@ -40,6 +42,11 @@ layout(constant_id = 19) const uint Q_IN_REGS = 1;
 // softmax, the next K tile's before P·V, and each is stored to shared memory after that compute; or (0) each tile
 // is loaded when needed. Costs BLOCK_N * D / WG_SIZE * 2 bytes of registers per thread.
 layout(constant_id = 20) const uint PREFETCH = 0;
+// id 28: the online softmax on the score accumulators in registers (1, 2: the accumulator layout below that the host's
+// probe found on this device, Caps::khr_acc_layout): no S round trip through shared memory and no rescale broadcast
+// tile; P still goes through shared memory to become a use-A matrix. 15: the probe itself: workgroup 0's first
+// subgroup writes into O, at element 8 l + i, the r * 16 + c that element i of lane l holds, and nothing else.
+layout(constant_id = 28) const uint REG_SOFTMAX = 0;
 
 const uint SG = SUBGROUP_SIZE;
 const uint NSG = BLOCK_M / CM_M;                 // subgroups per workgroup (WG_SIZE == NSG * SG)
@@ -60,10 +67,19 @@ const uint NT_S = BLOCK_N / CM_N;                // S accumulators per subgroup
 const uint KT_S = HEAD_DIM / CM_K;               // k steps of Q·Kᵀ
 const uint NT_O = HEAD_DIM / CM_N;               // O accumulators per subgroup
 const uint KT_O = BLOCK_N / CM_K;                // k steps of P·V
+// The register softmax knows 16 x 16 f32 accumulators at subgroup 32 whose lane l holds rows (l >> 2) + {0, 8} and
+// columns 2 (l & 3) + {0, 1, 8, 9} (the mma.m16n8k16 accumulator fragments of two 8-column halves), in one of two
+// orders: element i at row (l >> 2) + 8 bit(i, RH_BIT), column 2 (l & 3) + bit(i, 0) + 8 bit(i, CH_BIT), with
+// RH_BIT, CH_BIT = 1, 2 (layout 1) or 2, 1 (layout 2; the H200's). A row's 16 columns sit in the 4 lanes of a quad.
+const bool PROBE = REG_SOFTMAX == 15u;
+const bool REG_SM = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u &&
+                    SEGS == 2u && RPT == 1u;
+const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
+const uint CH_BIT = 3u - RH_BIT;
 
 shared f16vec4 sh_kv[BLOCK_N * KS4];  // K, then V, of the current tile
 shared f16vec4 sh_q[Q_REGS ? 1u : BLOCK_M * KS4];
-shared vec4 sh_s[NSG * R * SS4];  // S, then the rescale broadcast tile, per subgroup; O staging at the end
+shared vec4 sh_s[REG_SM ? 1u : NSG * R * SS4];  // S, then the rescale broadcast tile, per subgroup; O staging
 shared f16vec4 sh_p[NSG * R * PS4];
 
 coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> q_frag[KT_S];
@@ -71,6 +87,9 @@ coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> o_acc[NT_O
 
 uint b, h, hk, m0, sg, lane, sg_row0;
 bool in_vec;  // Q, K, V offsets and strides multiples of 8 elements: 16-byte loads
+// Register softmax state (id 28): the lane's two rows, slot h = row (lane >> 2) + 8 h; l is the lane's share (4
+// columns of each 16), summed over the quad at the end (store_output_regs).
+float f_m[2], f_l[2], f_alpha[2];
 
 void store_tile_vec(uint dst_vec4, uvec4 w, bool to_q) {
   f16vec4 lo = f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y));
@@ -134,8 +153,29 @@ void load_kv_tile(uint n0, uint kv_end, bool is_v) {
   put_tile(regs);
 }
 
-// S = Q·Kᵀ for this subgroup's rows, stored to its score tile in shared memory.
-void compute_scores() {
+// ---- register softmax (id 28) ----
+uint acc_row(uint i) { return (lane >> 2) + 8u * ((i >> RH_BIT) & 1u); }
+uint acc_col(uint i) { return 2u * (lane & 3u) + (i & 1u) + 8u * ((i >> CH_BIT) & 1u); }
+
+// The layout probe (id 15): an accumulator loaded from a tile holding r * 16 + c at (r, c) shows where each element
+// lives; workgroup 0's subgroup 0 writes its elements to O (8 per lane; -1 past the accumulator's length).
+void layout_probe() {
+  [[unroll]] for (uint e = lane; e < 256u; e += SG) sh_s[(sg * R + e / 16u) * SS4 + (e % 16u) / 4u][e % 4u] = float(e);
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> t;
+  coopMatLoad(t, sh_s, (sg * R * SS) / 4u, SS4, gl_CooperativeMatrixLayoutRowMajor);
+  if (gl_WorkGroupID.x + gl_WorkGroupID.y + gl_WorkGroupID.z == 0u && sg == 0u) {
+    float v[8];
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = i < uint(t.length()) ? t[min(i, uint(t.length()) - 1u)] : -1.0;
+    cm_store8_o(8u * lane, v, false);
+  }
+}
+
+// S = Q·Kᵀ for this subgroup's rows, stored to its score tile in shared memory; or (id 28) the whole online softmax
+// on the accumulators: P (f16) to the subgroup's P tile, the rescale factors in f_alpha. Returns whether any factor
+// differs from 1 (id 28 only).
+bool compute_scores(uint n0, uint kv_end) {
   coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[NT_S];
   [[unroll]] for (uint n = 0u; n < NT_S; ++n)
     s_acc[n] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
@@ -153,10 +193,57 @@ void compute_scores() {
       s_acc[n] = coopMatMulAdd(a, kb, s_acc[n]);
     }
   }
+  if (REG_SM) {
+    const bool need_mask = n0 + BLOCK_N > kv_end ||
+                           (CAUSAL != 0u && int(n0 + BLOCK_N - 1u) > int(sg_row0) + int(pc.Sk) - int(pc.Sq));
+    const int lim_end = int(kv_end) - int(n0);                                 // tile columns < lim_end exist
+    const int diag = int(sg_row0) + int(pc.Sk) - int(pc.Sq) - int(n0);        // row r sees columns <= r + diag
+    float mx[2] = float[2](FT_NEG_INF, FT_NEG_INF);
+    [[unroll]] for (uint n = 0u; n < NT_S; ++n)
+      [[unroll]] for (int i = 0; i < s_acc[n].length(); ++i) {
+        float v = s_acc[n][i] * pc.scale_log2;
+        if (need_mask) {
+          const int c = int(n * CM_N + acc_col(uint(i))), r = int(acc_row(uint(i)));
+          v = c < lim_end && (CAUSAL == 0u || c <= r + diag) ? v : FT_NEG_INF;
+        }
+        s_acc[n][i] = v;
+        mx[(i >> RH_BIT) & 1] = max(mx[(i >> RH_BIT) & 1], v);
+      }
+    float m_use[2];
+    bool rescale = false;
+    [[unroll]] for (uint hh = 0u; hh < 2u; ++hh) {
+      float m = max(mx[hh], subgroupShuffleXor(mx[hh], 1u));
+      m = max(m, subgroupShuffleXor(m, 2u));
+      const float m_new = max(f_m[hh], m);
+      m_use[hh] = m_new == FT_NEG_INF ? 0.0 : m_new;  // no key seen yet: keep everything 0, not NaN
+      f_alpha[hh] = exp2(f_m[hh] - m_use[hh]);
+      f_m[hh] = m_new;
+      rescale = rescale || f_alpha[hh] != 1.0;
+    }
+    float sum[2] = float[2](0.0, 0.0);
+    [[unroll]] for (uint n = 0u; n < NT_S; ++n)
+      [[unroll]] for (int i = 0; i < s_acc[n].length(); i += 2) {
+        const uint hh = (uint(i) >> RH_BIT) & 1u;
+        const f16vec2 p = f16vec2(exp2(vec2(s_acc[n][i], s_acc[n][i + 1]) - m_use[hh]));
+        sum[hh] += float(p.x) + float(p.y);  // the sum of the P that multiplies V
+        const uint col = n * CM_N + acc_col(uint(i));  // even: elements i, i + 1 are columns col, col + 1
+        const uint idx = (sg * R + acc_row(uint(i))) * PS4 + col / 4u;
+        if ((col & 2u) == 0u) {
+          sh_p[idx].xy = p;
+        } else {
+          sh_p[idx].zw = p;
+        }
+      }
+    [[unroll]] for (uint hh = 0u; hh < 2u; ++hh) f_l[hh] = f_l[hh] * f_alpha[hh] + sum[hh];
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    return subgroupAny(rescale);
+  }
   [[unroll]] for (uint n = 0u; n < NT_S; ++n)
     coopMatStore(s_acc[n], sh_s, (sg * R * SS + n * CM_N) / 4u, SS4, gl_CooperativeMatrixLayoutRowMajor);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
+  return false;
 }
 
 float subgroup_row_max(float x) {
@@ -221,7 +308,12 @@ bool online_softmax(uint n0, uint kv_end, inout float m_run[RPT], inout float l_
 
 // O = O * alpha (row-wise) + P·V.
 void accumulate_pv(bool rescale) {
-  if (rescale) {
+  if (REG_SM) {
+    if (rescale) {
+      [[unroll]] for (uint d = 0u; d < NT_O; ++d)
+        [[unroll]] for (int i = 0; i < o_acc[d].length(); ++i) o_acc[d][i] *= f_alpha[(i >> RH_BIT) & 1];
+    }
+  } else if (rescale) {
     coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> al;
     coopMatLoad(al, sh_s, (sg * R * SS) / 4u, SS4, gl_CooperativeMatrixLayoutRowMajor);
     [[unroll]] for (uint d = 0u; d < NT_O; ++d)
@@ -286,6 +378,47 @@ void store_output(uint split, float m_run[RPT], float l_run[RPT]) {
   }
 }
 
+// The register softmax's epilogue (id 28): row sums over the quad, LSE from the quad's first lane, and O straight
+// from the accumulators, two adjacent columns a store (no staging: the score tile does not exist in this form).
+void store_output_regs(uint split) {
+  const bool o_pairs = ((pc.o_off | pc.o_sb | pc.o_ss | pc.o_sh) & 1u) == 0u;
+  float inv[2];
+  [[unroll]] for (uint hh = 0u; hh < 2u; ++hh) {
+    float l = f_l[hh] + subgroupShuffleXor(f_l[hh], 1u);
+    l += subgroupShuffleXor(l, 2u);
+    inv[hh] = l > 0.0 ? 1.0 / l : 0.0;
+    const uint row = sg_row0 + (lane >> 2) + 8u * hh;
+    if ((lane & 3u) == 0u && row < pc.Sq) {
+      float lse2 = l > 0.0 ? f_m[hh] + log2(l) : FT_NEG_INF;
+      if (pc.n_splits > 1u) {
+        scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
+      } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
+        lse_data[ft_lse_index(b, h, row)] = lse2 == FT_NEG_INF ? FT_NEG_INF : lse2 * FT_LN2;
+      }
+    }
+  }
+  [[unroll]] for (uint d = 0u; d < NT_O; ++d)
+    [[unroll]] for (int i = 0; i < o_acc[d].length(); i += 2) {
+      const uint row = sg_row0 + acc_row(uint(i)), col = d * CM_N + acc_col(uint(i));  // col even
+      if (row < pc.Sq) {
+        const vec2 x = vec2(o_acc[d][i], o_acc[d][i + 1]) * inv[(uint(i) >> RH_BIT) & 1u];
+        if (pc.n_splits > 1u) {
+          const uint rec = ft_scratch_record(b, h, row, split) + col;
+          scratch_data[rec] = x.x;
+          scratch_data[rec + 1u] = x.y;
+        } else {
+          const uint e = ft_o_base(b, row, h) + col;
+          if (o_pairs) {
+            o_data1[e >> 1] = ft_pack2(x);
+          } else {
+            o_data[e] = FT_CM_FROM_BITS(ft_float_to_bits(x.x));
+            o_data[e + 1u] = FT_CM_FROM_BITS(ft_float_to_bits(x.y));
+          }
+        }
+      }
+    }
+}
+
 void main() {
   b = gl_WorkGroupID.z;
   h = gl_WorkGroupID.y;
@@ -297,6 +430,10 @@ void main() {
   sg_row0 = m0 + sg * R;
   in_vec = ((pc.q_off | pc.q_sb | pc.q_ss | pc.q_sh | pc.k_off | pc.k_sb | pc.k_ss | pc.k_sh | pc.v_off | pc.v_sb |
              pc.v_ss | pc.v_sh) & 7u) == 0u;
+  if (PROBE) {
+    layout_probe();
+    return;
+  }
 
   uint kv_begin, kv_end;
   ft_split_range(split, kv_begin, kv_end);
@@ -314,6 +451,11 @@ void main() {
     m_run[rr] = FT_NEG_INF;
     l_run[rr] = 0.0;
   }
+  [[unroll]] for (uint hh = 0u; hh < 2u; ++hh) {
+    f_m[hh] = FT_NEG_INF;
+    f_l[hh] = 0.0;
+    f_alpha[hh] = 1.0;
+  }
   // Every subgroup runs every tile: with BLOCK_M <= BLOCK_N no subgroup's rows are all above the diagonal of a
   // tile the workgroup needs, and rows past Sq only occur in the last row tile (uniform control flow is cheaper
   // than the skip, and lavapipe mishandles subgroups that skip cooperative-matrix work between barriers).
@@ -328,8 +470,8 @@ void main() {
     }
     barrier();
     if (PREFETCH != 0u) fetch_tile(n0, kv_end, true, regs);
-    compute_scores();
-    bool rescale = online_softmax(n0, kv_end, m_run, l_run);
+    bool rescale = compute_scores(n0, kv_end);
+    if (!REG_SM) rescale = online_softmax(n0, kv_end, m_run, l_run);
     barrier();  // every subgroup is done with the K tile
     if (PREFETCH != 0u) {
       put_tile(regs);
@@ -340,5 +482,9 @@ void main() {
     if (PREFETCH != 0u) fetch_tile(n0 + BLOCK_N, kv_end, false, regs);  // keys >= kv_end read nothing
     accumulate_pv(rescale);
   }
-  store_output(split, m_run, l_run);
+  if (REG_SM) {
+    store_output_regs(split);
+  } else {
+    store_output(split, m_run, l_run);
+  }
 }

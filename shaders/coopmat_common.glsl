@@ -9,6 +9,8 @@ layout(set = 0, binding = 0, std430) readonly buffer BufQ4 { uvec4 q_data4[]; };
 layout(set = 0, binding = 1, std430) readonly buffer BufK4 { uvec4 k_data4[]; };
 layout(set = 0, binding = 2, std430) readonly buffer BufV4 { uvec4 v_data4[]; };
 layout(set = 0, binding = 3, std430) writeonly buffer BufO4 { uvec4 o_data4[]; };
+// O as pairs of elements, for tensors whose offsets and strides are even.
+layout(set = 0, binding = 3, std430) writeonly buffer BufO1 { uint o_data1[]; };
 
 const float FT_F16_MAX = 65504.0;
 

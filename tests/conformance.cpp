@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <string>
 #include <thread>
 
 using namespace flashtile;
@@ -24,8 +26,9 @@ std::vector<Device> selected_devices() {
 }
 
 // Runs case c on one path against the CPU reference (the CHECKs below); returns the reason when the path refuses
-// the call (Unsupported), "" when it ran.
-std::string check_case(const Device& dev, Path path, const cases::Case& c, std::uint64_t seed) {
+// the call (Unsupported), "" when it ran; kernels collects the base names (before '<') of the kernels that ran.
+std::string check_case(const Device& dev, Path path, const cases::Case& c, std::uint64_t seed,
+                       std::set<std::string>& kernels) {
   Problem p = make_problem(dev, c, seed);
   Options opt;
   opt.causal = c.causal;
@@ -41,6 +44,7 @@ std::string check_case(const Device& dev, Path path, const cases::Case& c, std::
   }
   CHECK(r.path == path);
   CHECK(r.backend == dev.info().backend);
+  kernels.insert(r.kernel.substr(0, r.kernel.find('<')));
   const Reference ref = reference(p, *opt.scale);
   const Comparison cmp = compare(p, ref, true);
   CHECK(cmp.nan_out == 0);
@@ -60,11 +64,12 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
   for (const Device& dev : devices) {
     for (Path path : dev.info().paths) {
       int ran = 0, refused = 0;
+      std::set<std::string> kernels;
       for (std::size_t ci = 0; ci < all.size(); ++ci) {
         const cases::Case& c = all[ci];
         const std::uint64_t seed = config().seed + ci;
         INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name(), ", seed ", seed);
-        const std::string refusal = check_case(dev, path, c, seed);
+        const std::string refusal = check_case(dev, path, c, seed, kernels);
         if (refusal.empty()) {
           ++ran;
         } else if (!c.required) {  // paths may refuse optional cases (f32, odd head dims) with a reason
@@ -73,8 +78,10 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
           FAIL_CHECK("a required case was refused: ", refusal);
         }
       }
-      std::printf("conformance: %s / %s: %d cases ran, %d optional cases refused\n", dev.info().name.c_str(),
-                  std::string(to_string(path)).c_str(), ran, refused);
+      std::string names;
+      for (const std::string& k : kernels) names += (names.empty() ? "" : ", ") + k;
+      std::printf("conformance: %s / %s: %d cases ran, %d optional cases refused; kernels: %s\n",
+                  dev.info().name.c_str(), std::string(to_string(path)).c_str(), ran, refused, names.c_str());
       CHECK(ran > 0);
     }
   }
@@ -92,7 +99,9 @@ TEST_CASE("conformance: unaligned views run or are refused with the alignment ru
         cases::Case c{2, 33, 70, 4, 2, 64, true, DType::F16};
         c.elem_offset = offset;
         INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name());
-        const std::string refusal = check_case(dev, path, c, config().seed + 1000 + static_cast<std::uint64_t>(offset));
+        std::set<std::string> kernels;
+        const std::string refusal =
+            check_case(dev, path, c, config().seed + 1000 + static_cast<std::uint64_t>(offset), kernels);
         const bool must_refuse = (packed_only && offset % 2 != 0) || (path == Path::VulkanCoopmat2 && offset % 8 != 0);
         if (must_refuse) {
           CHECK_MESSAGE(refusal.find("multiples of") != std::string::npos, "ran or refused for another reason: ", refusal);

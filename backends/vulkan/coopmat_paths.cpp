@@ -1,8 +1,10 @@
 // The cooperative-matrix paths' variant tables: Path::VulkanCoopmat (shaders/attn_coopmat.comp, VK_KHR_cooperative_
 // matrix) and Path::VulkanCoopmat2 (shaders/attn_coopmat2.comp, VK_NV_cooperative_matrix2).
 //
-// KHR: one SPIR-V module, specialized per coopmat shape (ids 16..18), subgroup size, tile, Q placement (id 19) and
-// K/V register prefetch (id 20).
+// KHR: one SPIR-V module, specialized per coopmat shape (ids 16..18), subgroup size, tile, Q placement (id 19), K/V
+// register prefetch (id 20) and the register softmax (id 28: the softmax on the accumulators, for NVIDIA's
+// 16x16x16 family where the device's probe found the accumulator layout, Caps::khr_acc_layout; gated entries ahead
+// of the plain ones).
 // A variant exists per (shape family, head dim, tile); the device keeps those whose shape it advertises
 // (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: f16 x f16 -> f32, subgroup scope), whose subgroup size it can
 // require, and whose shared memory fits; the first of those, in table order (fastest first), runs. Tiles are sized
@@ -16,12 +18,14 @@
 //
 // Tuning without rebuilding (benchmarks): FLASHTILE_VKCM_TILE="nsg,block_n,q_in_regs[,prefetch]" replaces the KHR
 // tile list, FLASHTILE_VKCM2_TILE="block_m,block_n,wg_size" the coopmat2 f16 tile, for every head dim where they are
-// valid; FLASHTILE_VKCM2_CLAMP=0 makes coopmat2's full K/V tiles load unclamped (slow on the H200's driver: see
-// below); FLASHTILE_VKCM2_STAGE=1 sends f16 through coopmat2's shared staging buffers like bf16 (H200: 40-80 TFLOP/s,
-// below the tensor loads); FLASHTILE_VKCM2_OPT="opt[,opt...]" picks coopmat2's shader options (cm2_opt below).
+// valid; FLASHTILE_VKCM_REGSM=N sets the KHR shader's id 28 without the probe's gating; FLASHTILE_VKCM2_CLAMP=0 makes
+// coopmat2's full K/V tiles load unclamped (slow on the H200's driver: see below); FLASHTILE_VKCM2_STAGE=1 sends f16
+// through coopmat2's shared staging buffers like bf16 (H200: 40-80 TFLOP/s, below the tensor loads);
+// FLASHTILE_VKCM2_OPT="opt[,opt...]" picks coopmat2's shader options (cm2_opt below).
 #include "kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -63,14 +67,15 @@ constexpr Family kFamilies[] = {{16, 16, 16, 32}, {16, 16, 16, 64}, {16, 8, 16, 
 
 struct KhrTile {
   std::uint32_t nsg, block_n, q_regs, prefetch;
+  bool rsm_only = false;  // only with the register softmax (the score tile would not fit)
 };
 
-// Mirrors the shared declarations of attn_coopmat.comp.
-std::uint32_t khr_shared_bytes(std::uint32_t d, const Family& f, const KhrTile& t) {
+// Mirrors the shared declarations of attn_coopmat.comp (rsm: the register softmax, id 28 = 1 or 2).
+std::uint32_t khr_shared_bytes(std::uint32_t d, const Family& f, const KhrTile& t, bool rsm = false) {
   const std::uint32_t bm = t.nsg * f.m, bn = t.block_n;
   return 2 * bn * (d + 8)                            // K/V tile (f16)
          + (t.q_regs ? 8 : 2 * bm * (d + 8))         // Q (f16) when not in registers
-         + 4 * bm * (bn + 8)                         // S (f32; also the rescale broadcast tiles and O staging)
+         + (rsm ? 16 : 4 * bm * (bn + 8))            // S (f32; also the rescale broadcast tiles and O staging)
          + 2 * bm * (bn + 8);                        // P (f16)
 }
 
@@ -85,6 +90,16 @@ bool khr_tile_valid(std::uint32_t d, const Family& f, const KhrTile& t) {
   return t.nsg >= 1;
 }
 
+// The KHR shader's register softmax (id 28): the softmax on the score accumulators in registers, for the one shape
+// family whose accumulator layout the shader knows (NVIDIA's 16x16x16 at subgroup 32), where the device probe found
+// that layout (Caps::khr_acc_layout), at head dims to 128. H200, session 10 call 3 (bench/results/
+// 2026-11-30_h200_session10), f16, against the shared-memory softmax in the same call: d 64 +15/+16/+15% at 1k/4k/16k
+// non-causal, +11/+12/+11% causal; d 128 +7/+7/+8%, causal +2/+4/+2%; d 256 -1..-9% (255 registers either way), so
+// not there. FLASHTILE_VKCM_REGSM=N sets id 28 to N on every variant of the family instead (0 off; 1, 2 a layout
+// assumed; 15 the probe), without the probe's gating: for experiments.
+bool khr_regsm_family(const Family& f) { return f.m == 16 && f.n == 16 && f.k == 16 && f.sg == 32; }
+const char* khr_regsm_env() { return std::getenv("FLASHTILE_VKCM_REGSM"); }
+
 std::vector<KhrTile> khr_tiles(std::uint32_t d) {
   if (const char* env = std::getenv("FLASHTILE_VKCM_TILE")) {
     unsigned nsg = 0, bn = 0, qr = 0, pf = 0;
@@ -98,7 +113,11 @@ std::vector<KhrTile> khr_tiles(std::uint32_t d) {
   // causal): d 64 4,32,1,1 148.0/137.9, 8,32,1,1 146.8/135.0, 4,64,1,1 115.4/113.7; d 128 (second session, call 1)
   // 4,64,1,1 149.2/143.2, 8,32,1,1 149.6/135.1, 4,32,1,1 136.6/128.3.
   if (d <= 64) return {{4, 32, 1, 1}, {4, 64, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
-  if (d <= 128) return {{4, 64, 1, 1}, {4, 32, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
+  // d 128 with the register softmax: 8 subgroups on 64-key tiles (36 KB without the score tile), session 10 call 5
+  // (bench/results/2026-11-30_h200_session10), against 4,64 in the same call: 153.7/177.8/187.1 TFLOP/s at 1k/4k/16k
+  // against 139.4/160.4/168.4 non-causal, causal 116.6/158.6/181.9 against 113.5/146.5/161.4. At d 64 8,64 lost
+  // (121.3 against 148.7 at 1k), and 8,32 was mixed (call 4: +4..6% non-causal, causal -2..+3%).
+  if (d <= 128) return {{8, 64, 1, 1, true}, {4, 64, 1, 1}, {4, 32, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
   // GPU timestamps, 2026-11-29 second session (bench/results/2026-11-29_h200_session2), d 256, S 4096, f16:
   // 4,32,1,0 135.7/130.3 (non-causal/causal), 4,16,1,0 116.9/106.4, 8,16,1,0 112.7/99.9, 2,16,0,0 75.6/68.7.
   return {{4, 32, 1, 0}, {4, 16, 1, 0}, {2, 32, 0, 0}, {2, 16, 0, 0}, {1, 16, 0, 0}};
@@ -225,6 +244,44 @@ std::uint32_t cm2_shared_bytes(std::uint32_t d, DType dt, const Cm2Tile& t) {
   return 2 * t.block_n * (d + 8) + 2 * t.block_m * (d + 8);
 }
 
+// One KHR table entry: shape family f, head dim d, tile t, register softmax id 28 = rsm (gated on the probed layout
+// unless FLASHTILE_VKCM_REGSM chose it).
+ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, std::uint32_t rsm) {
+  ShaderVariant v;
+  v.path = Path::VulkanCoopmat;
+  // The backend appends <d,dtype,causal,bm,bn>.
+  v.kernel = "vk_coopmat_" + shape_name(f.m, f.n, f.k) + "_sg" + std::to_string(f.sg) + (t.q_regs ? "_qreg" : "_qsh") +
+             (t.prefetch ? "_pf" : "") + (rsm ? "_rsm" + std::to_string(rsm) : "");
+  v.spirv = "attn_coopmat";
+  v.wg_size = t.nsg * f.sg;
+  v.block_m = t.nsg * f.m;
+  v.block_n = t.block_n;
+  v.required_subgroup_size = f.sg;
+  v.needs_full_subgroups = true;
+  v.head_dims = {d};
+  v.dtypes = {DType::F16, DType::BF16};
+  v.shared_bytes = khr_shared_bytes(d, f, t, rsm == 1 || rsm == 2);
+  v.needs_16bit_storage = true;
+  v.needs_float16 = true;
+  v.needs_subgroup_shuffle = true;
+  v.needs_coopmat = true;
+  v.split_kv = true;
+  v.extra_spec = {{kSpecCmM, f.m},           {kSpecCmN, f.n},           {kSpecCmK, f.k},
+                 {kSpecCmQInRegs, t.q_regs}, {kSpecCmPrefetch, t.prefetch}, {kSpecCmRegSoftmax, rsm}};
+  const std::uint32_t m = f.m, n = f.n, k = f.k;
+  const bool gated = (rsm == 1 || rsm == 2) && !khr_regsm_env();
+  v.device_check = [m, n, k, rsm, gated](const Caps& c) -> std::string {
+    if (!advertises(c, m, n, k))
+      return "device does not advertise a " + shape_name(m, n, k) + " f16*f16+f32 subgroup cooperative matrix";
+    if (!c.subgroup_vote) return "device lacks subgroup vote in compute shaders";
+    if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat SPIR-V declares it)";
+    if (gated && c.khr_acc_layout != rsm)
+      return "accumulator layout " + std::to_string(c.khr_acc_layout) + " (probed) is not layout " + std::to_string(rsm);
+    return "";
+  };
+  return v;
+}
+
 }  // namespace
 
 std::vector<ShaderVariant> coopmat_variants() {
@@ -233,40 +290,53 @@ std::vector<ShaderVariant> coopmat_variants() {
     for (std::uint32_t d : {64u, 128u, 256u}) {
       for (const KhrTile& t : khr_tiles(d)) {
         if (!khr_tile_valid(d, f, t)) continue;
-        ShaderVariant v;
-        v.path = Path::VulkanCoopmat;
-        // The backend appends <d,dtype,causal,bm,bn>.
-        v.kernel = "vk_coopmat_" + shape_name(f.m, f.n, f.k) + "_sg" + std::to_string(f.sg) +
-                   (t.q_regs ? "_qreg" : "_qsh") + (t.prefetch ? "_pf" : "");
-        v.spirv = "attn_coopmat";
-        v.wg_size = t.nsg * f.sg;
-        v.block_m = t.nsg * f.m;
-        v.block_n = t.block_n;
-        v.required_subgroup_size = f.sg;
-        v.needs_full_subgroups = true;
-        v.head_dims = {d};
-        v.dtypes = {DType::F16, DType::BF16};
-        v.shared_bytes = khr_shared_bytes(d, f, t);
-        v.needs_16bit_storage = true;
-        v.needs_float16 = true;
-        v.needs_subgroup_shuffle = true;
-        v.needs_coopmat = true;
-        v.split_kv = true;
-        v.extra_spec = {{kSpecCmM, f.m}, {kSpecCmN, f.n}, {kSpecCmK, f.k}, {kSpecCmQInRegs, t.q_regs},
-                       {kSpecCmPrefetch, t.prefetch}};
-        const std::uint32_t m = f.m, n = f.n, k = f.k;
-        v.device_check = [m, n, k](const Caps& c) -> std::string {
-          if (!advertises(c, m, n, k))
-            return "device does not advertise a " + shape_name(m, n, k) + " f16*f16+f32 subgroup cooperative matrix";
-          if (!c.subgroup_vote) return "device lacks subgroup vote in compute shaders";
-          if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat SPIR-V declares it)";
-          return "";
-        };
-        out.push_back(std::move(v));
+        // Register-softmax entries first (the first usable entry runs), each gated on the probed layout; then the
+        // plain one. With FLASHTILE_VKCM_REGSM: one entry with its value.
+        std::vector<std::uint32_t> regsm{0};
+        if (const char* e = khr_regsm_env(); e && khr_regsm_family(f)) {
+          regsm = {static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10))};
+        } else if (khr_regsm_family(f) && d <= 128) {
+          regsm = {1, 2, 0};
+        }
+        for (std::uint32_t rsm : regsm)
+          if (!t.rsm_only || rsm == 1 || rsm == 2) out.push_back(khr_variant(f, d, t, rsm));
       }
     }
   }
   return out;
+}
+
+bool khr_layout_probe_variant(const Caps& caps, ShaderVariant* out) {
+  if (khr_regsm_env()) return false;  // an explicit choice: nothing to probe for
+  // One subgroup of the family, d = 64, whatever the tile table holds (FLASHTILE_VKCM_TILE included).
+  ShaderVariant v = khr_variant(Family{16, 16, 16, 32}, 64, KhrTile{1, 32, 1, 0}, 15);
+  if (!device_reason(v, caps).empty()) return false;
+  v.kernel += "_probe";
+  v.split_kv = false;  // one workgroup, no reduce pass over the probe's O
+  *out = std::move(v);
+  return true;
+}
+
+std::uint32_t khr_layout_from_probe(const std::uint16_t* o) {
+  // f16 bits of small integers (0..255) and of -1 (an element the accumulator does not have).
+  auto value = [](std::uint16_t h) -> int {
+    const int e = (h >> 10) & 31, m = h & 1023;
+    if (h & 0x8000) return -1;
+    if (e == 0) return m == 0 ? 0 : -1;
+    const double x = (1.0 + m / 1024.0) * std::ldexp(1.0, e - 15);
+    return x == static_cast<int>(x) ? static_cast<int>(x) : -1;
+  };
+  for (std::uint32_t layout : {1u, 2u}) {
+    const std::uint32_t rh = layout == 2 ? 2 : 1, ch = 3 - rh;
+    bool ok = true;
+    for (std::uint32_t l = 0; l < 32 && ok; ++l)
+      for (std::uint32_t i = 0; i < 8 && ok; ++i) {
+        const std::uint32_t r = (l >> 2) + 8 * ((i >> rh) & 1), c = 2 * (l & 3) + (i & 1) + 8 * ((i >> ch) & 1);
+        ok = value(o[8 * l + i]) == static_cast<int>(r * 16 + c);
+      }
+    if (ok) return layout;
+  }
+  return 0;
 }
 
 std::vector<ShaderVariant> coopmat2_variants() {

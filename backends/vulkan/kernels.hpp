@@ -64,6 +64,10 @@ struct Caps {
   // Cooperative matrices.
   bool coopmat_khr = false;  // VK_KHR_cooperative_matrix present and cooperativeMatrix enabled
   std::vector<CoopmatShape> coopmat_shapes;
+  // Stage 2 also probes (vk_device.cpp, at device creation): the element layout of attn_coopmat.comp's 16 x 16 f32
+  // accumulators at subgroup 32, which its register softmax (spec id 28) must know: 1 or 2 (the shader's layouts), 0
+  // unknown (no such shape, another layout, or FLASHTILE_VKCM_REGSM set).
+  std::uint32_t khr_acc_layout = 0;
   bool coopmat2_nv = false;  // VK_NV_cooperative_matrix2 present and enabled
   bool cm2_workgroup_scope = false, cm2_flexible_dimensions = false, cm2_reductions = false, cm2_conversions = false,
        cm2_per_element_operations = false, cm2_tensor_addressing = false, cm2_block_loads = false;
@@ -112,6 +116,12 @@ struct ShaderVariant {
 std::vector<ShaderVariant> portable_variants();
 std::vector<ShaderVariant> coopmat_variants();
 std::vector<ShaderVariant> coopmat2_variants();
+
+// The KHR accumulator-layout probe (coopmat_paths.cpp): a d = 64 variant of the 16x16x16 subgroup-32 family in the
+// shader's probe mode (id 28 = 15), usable on this device, or none; and the layout (1, 2, or 0: neither) read from
+// the first 256 elements of the probe's O (f16 bits): lane l, element i at 8 l + i holds the r * 16 + c it sits at.
+bool khr_layout_probe_variant(const Caps& caps, ShaderVariant* out);
+std::uint32_t khr_layout_from_probe(const std::uint16_t* o);
 
 // "vulkan_portable: ..."-free reason why `v` cannot run on this device at all ("" when it can).
 std::string device_reason(const ShaderVariant& v, const Caps& caps);

@@ -46,6 +46,7 @@ enum SpecId : std::uint32_t {
   kSpecCm2FoldScale = 25,     //   softmax scale folded into exp2, finite initial max
   kSpecCm2LazyRescale = 26,   //   rescale O / l / m only when a row max grew by more than 2^8 (needs 24)
   kSpecCm2QReload = 27,       //   Q reloaded per tile through its tensor layout instead of held in registers
+  kSpecCmRegSoftmax = 28,     // attn_coopmat.comp: softmax on the accumulators where their layout is known
 };
 
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };

@@ -293,7 +293,19 @@ class VulkanDevice final : public detail::DeviceImpl {
     inst_->check_validation();
     const ShaderVariant* v = &planned_variant(plan, a);
     std::lock_guard<std::mutex> lock(mu_);
+    dispatch(*v, a);
+  }
 
+  void sync() override {
+    // Every submission flashtile makes on its own is waited for before the call returns.
+    inst_->check_validation();
+  }
+
+ private:
+  // Records variant v on the call's arguments (mu_ held): into the application's command buffer, or submitted and
+  // waited for.
+  void dispatch(const ShaderVariant& vref, const detail::AttnArgs& a) {
+    const ShaderVariant* v = &vref;
     PushConstants pc{};
     const std::uint64_t es = dtype_size(a.dtype);
     pc.q_off = static_cast<std::uint32_t>(a.q.buf.offset / es);
@@ -353,10 +365,51 @@ class VulkanDevice final : public detail::DeviceImpl {
     }
   }
 
-  void sync() override {
-    // Every submission flashtile makes on its own is waited for before the call returns.
-    inst_->check_validation();
+  // Stage 2 (device) of the KHR register softmax's gating: runs the shader's layout probe (a one-workgroup dispatch
+  // of a d = 64 variant, spec id 28 = 15) and returns the layout it found (Caps::khr_acc_layout), 0 where there is
+  // nothing to probe or the layout is not one the shader knows.
+  std::uint32_t probe_khr_layout() {
+    ShaderVariant v;
+    if (!caps_.coopmat_khr || !khr_layout_probe_variant(caps_, &v)) return 0;
+    const std::int64_t S = v.block_m, D = 64;  // one row tile, one head: workgroup 0 only
+    const std::uint64_t bytes = static_cast<std::uint64_t>(S * D * 2);
+    detail::AttnArgs a;
+    a.batch = 1, a.seqlen_q = S, a.seqlen_k = S, a.heads_q = 1, a.heads_kv = 1, a.head_dim = D;
+    a.dtype = DType::F16;
+    std::uint64_t in = 0, out = 0;  // free() ignores handles it does not own
+    std::vector<std::uint16_t> o(256, 0xffff);
+    std::uint32_t layout = 0;
+    try {
+      in = create_buffer(bytes, false);
+      out = create_buffer(bytes, false);
+      for (detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+        t->buf = {t == &a.o ? out : in, 0};
+        t->dtype = DType::F16;
+        t->strides = Strides{S * D, D, D, 1};
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        VkCommandBuffer cb = begin();
+        fn_.vkCmdFillBuffer(cb, reinterpret_cast<VkBuffer>(in), 0, VK_WHOLE_SIZE, 0);
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // covers the dispatch, later in submission order
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+        fn_.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                                 nullptr, 0, nullptr);
+        submit_and_wait(cb);
+        dispatch(v, a);
+      }
+      download(o.data(), {out, 0}, o.size() * 2);
+      layout = khr_layout_from_probe(o.data());
+    } catch (const std::exception&) {
+      layout = 0;  // a probe that cannot run leaves the register softmax off
+    }
+    free(in);
+    free(out);
+    return layout;
   }
+
+ public:
 
   VulkanHandles vulkan_handles() const override {
     VulkanHandles h;
@@ -434,6 +487,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       check_vk(fn_.vkCreateDescriptorPool(dev_, &dpi, nullptr, &desc_pool_), "vkCreateDescriptorPool");
     }
     dummy_ = reinterpret_cast<VkBuffer>(create_buffer(256, false));
+    caps_.khr_acc_layout = probe_khr_layout();
 
     info_.backend = Backend::Vulkan;
     info_.index = index;
@@ -505,6 +559,9 @@ class VulkanDevice final : public detail::DeviceImpl {
                 std::to_string(s.k) + ":" + ty(s.a_type) + "->" + ty(s.result_type);
     }
     c.emplace_back("coopmat_khr", caps_.coopmat_khr ? "yes " + shapes : "no");
+    if (caps_.coopmat_khr)
+      c.emplace_back("coopmat_acc_layout", caps_.khr_acc_layout ? std::to_string(caps_.khr_acc_layout) + " (probed)"
+                                                                 : "unknown (shared-memory softmax)");
     c.emplace_back("coopmat2_nv", caps_.coopmat2_nv ? "yes (max workgroup " + std::to_string(caps_.cm2_max_workgroup_size) +
                                                           ", flexible dims up to " +
                                                           std::to_string(caps_.cm2_max_dimension) + ")"
