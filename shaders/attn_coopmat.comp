@@ -47,6 +47,11 @@ layout(constant_id = 20) const uint PREFETCH = 0;
 // tile; P still goes through shared memory to become a use-A matrix. 15: the probe itself: workgroup 0's first
 // subgroup writes into O, at element 8 l + i, the r * 16 + c that element i of lane l holds, and nothing else.
 layout(constant_id = 28) const uint REG_SOFTMAX = 0;
+// id 29, bits (short sequences spend a larger share outside the KV loop): 1 Q straight from global memory into its
+// use-A tiles (f16 with Q in registers, aligned calls, row tiles inside Sq; no staging through shared memory, no
+// barriers), 2 the first K tile's global loads issued before Q's (PREFETCH), 4 causal with id 28: a subgroup skips the
+// tiles that start past its rows' diagonal (their scores are all masked; barriers are still met).
+layout(constant_id = 29) const uint CM_OPT = 0;
 
 const uint SG = SUBGROUP_SIZE;
 const uint NSG = BLOCK_M / CM_M;                 // subgroups per workgroup (WG_SIZE == NSG * SG)
@@ -75,6 +80,9 @@ const bool PROBE = REG_SOFTMAX == 15u;
 const bool REG_SM = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u &&
                     SEGS == 2u && RPT == 1u;
 const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
+const bool Q_DIRECT = (CM_OPT & 1u) != 0u && Q_REGS && DTYPE == FT_DTYPE_F16;
+const bool EARLY_K = (CM_OPT & 2u) != 0u && PREFETCH != 0u;
+const bool SKIP_PAST_DIAG = (CM_OPT & 4u) != 0u && REG_SM && CAUSAL != 0u;
 const uint CH_BIT = 3u - RH_BIT;
 
 shared f16vec4 sh_kv[BLOCK_N * KS4];  // K, then V, of the current tile
@@ -105,7 +113,16 @@ void store_tile_vec(uint dst_vec4, uvec4 w, bool to_q) {
 
 // Q rows [m0, m0 + BLOCK_M) -> shared (rows past Sq zero). With Q_REGS they pass through the K/V tile buffer,
 // BLOCK_N rows at a time, and each subgroup takes its rows as use-A fragments.
+// Q as f16 elements, for Q_DIRECT's loads (16-bit storage, like every binding here).
+layout(set = 0, binding = 0, std430) readonly buffer BufQh { float16_t q_data_h[]; };
+
 void load_q() {
+  if (Q_DIRECT && in_vec && m0 + BLOCK_M <= pc.Sq) {  // uniform over the workgroup
+    const uint base = ft_q_base(b, sg_row0, h);
+    [[unroll]] for (uint k = 0u; k < KT_S; ++k)
+      coopMatLoad(q_frag[k], q_data_h, base + k * CM_K, pc.q_ss, gl_CooperativeMatrixLayoutRowMajor);
+    return;
+  }
   const uint CHUNK = Q_REGS ? min(BLOCK_N, BLOCK_M) : BLOCK_M;
   [[unroll]] for (uint r0 = 0u; r0 < BLOCK_M; r0 += CHUNK) {
     [[unroll]] for (uint i = gl_LocalInvocationID.x; i < CHUNK * D8; i += WG_SIZE) {
@@ -443,6 +460,8 @@ void main() {
     kv_end = uint(clamp(lim, int(kv_begin), int(kv_end)));
   }
 
+  uvec4 regs[LPT];
+  if (EARLY_K) fetch_tile(kv_begin, kv_end, false, regs);  // in flight while Q loads
   load_q();
   [[unroll]] for (uint d = 0u; d < NT_O; ++d)
     o_acc[d] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
@@ -459,8 +478,7 @@ void main() {
   // Every subgroup runs every tile: with BLOCK_M <= BLOCK_N no subgroup's rows are all above the diagonal of a
   // tile the workgroup needs, and rows past Sq only occur in the last row tile (uniform control flow is cheaper
   // than the skip, and lavapipe mishandles subgroups that skip cooperative-matrix work between barriers).
-  uvec4 regs[LPT];
-  if (PREFETCH != 0u) fetch_tile(kv_begin, kv_end, false, regs);
+  if (PREFETCH != 0u && !EARLY_K) fetch_tile(kv_begin, kv_end, false, regs);
   [[dont_unroll]] for (uint n0 = kv_begin; n0 < kv_end; n0 += BLOCK_N) {
     barrier();  // every subgroup is done with the previous V tile
     if (PREFETCH != 0u) {
@@ -470,7 +488,10 @@ void main() {
     }
     barrier();
     if (PREFETCH != 0u) fetch_tile(n0, kv_end, true, regs);
-    bool rescale = compute_scores(n0, kv_end);
+    // SKIP_PAST_DIAG: the subgroup's last row sees no key of this tile (subgroup-uniform).
+    const bool skip = SKIP_PAST_DIAG && int(n0) > int(sg_row0 + R - 1u) + int(pc.Sk) - int(pc.Sq);
+    bool rescale = false;
+    if (!skip) rescale = compute_scores(n0, kv_end);
     if (!REG_SM) rescale = online_softmax(n0, kv_end, m_run, l_run);
     barrier();  // every subgroup is done with the K tile
     if (PREFETCH != 0u) {
@@ -480,7 +501,7 @@ void main() {
     }
     barrier();
     if (PREFETCH != 0u) fetch_tile(n0 + BLOCK_N, kv_end, false, regs);  // keys >= kv_end read nothing
-    accumulate_pv(rescale);
+    if (!skip) accumulate_pv(rescale);
   }
   if (REG_SM) {
     store_output_regs(split);

@@ -4,7 +4,7 @@
 // KHR: one SPIR-V module, specialized per coopmat shape (ids 16..18), subgroup size, tile, Q placement (id 19), K/V
 // register prefetch (id 20) and the register softmax (id 28: the softmax on the accumulators, for NVIDIA's
 // 16x16x16 family where the device's probe found the accumulator layout, Caps::khr_acc_layout; gated entries ahead
-// of the plain ones).
+// of the plain ones) with its short-sequence options (id 29, non-causal calls).
 // A variant exists per (shape family, head dim, tile); the device keeps those whose shape it advertises
 // (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: f16 x f16 -> f32, subgroup scope), whose subgroup size it can
 // require, and whose shared memory fits; the first of those, in table order (fastest first), runs. Tiles are sized
@@ -99,6 +99,13 @@ bool khr_tile_valid(std::uint32_t d, const Family& f, const KhrTile& t) {
 // assumed; 15 the probe), without the probe's gating: for experiments.
 bool khr_regsm_family(const Family& f) { return f.m == 16 && f.n == 16 && f.k == 16 && f.sg == 32; }
 const char* khr_regsm_env() { return std::getenv("FLASHTILE_VKCM_REGSM"); }
+
+// The KHR shader's id 29 (bits: 1 Q straight from global memory, 2 the first K tile's loads before Q's, 4 causal
+// tiles past a subgroup's rows skipped). H200, session 10 call 7 (bench/results/2026-11-30_h200_session10), 7
+// against 0 on the register-softmax entries, twice interleaved: non-causal d128 +4.2/+1.3/+1.2% at 1k/4k/16k, d64
+// +1.1/+0.1/+0.2%; causal d128 +5.2/-1.3/-3.4%, d64 +3.7/+0.6/-1.0%. So 7 for non-causal calls only (an entry that
+// refuses causal ones, ahead of the entry without it). FLASHTILE_VKCM_OPT=N sets N on every entry instead.
+const char* khr_opt_env() { return std::getenv("FLASHTILE_VKCM_OPT"); }
 
 std::vector<KhrTile> khr_tiles(std::uint32_t d) {
   if (const char* env = std::getenv("FLASHTILE_VKCM_TILE")) {
@@ -246,12 +253,14 @@ std::uint32_t cm2_shared_bytes(std::uint32_t d, DType dt, const Cm2Tile& t) {
 
 // One KHR table entry: shape family f, head dim d, tile t, register softmax id 28 = rsm (gated on the probed layout
 // unless FLASHTILE_VKCM_REGSM chose it).
-ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, std::uint32_t rsm) {
+ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, std::uint32_t rsm, std::uint32_t opt = 0,
+                          bool noncausal_only = false) {
   ShaderVariant v;
   v.path = Path::VulkanCoopmat;
   // The backend appends <d,dtype,causal,bm,bn>.
   v.kernel = "vk_coopmat_" + shape_name(f.m, f.n, f.k) + "_sg" + std::to_string(f.sg) + (t.q_regs ? "_qreg" : "_qsh") +
-             (t.prefetch ? "_pf" : "") + (rsm ? "_rsm" + std::to_string(rsm) : "");
+             (t.prefetch ? "_pf" : "") + (rsm ? "_rsm" + std::to_string(rsm) : "") +
+             (opt ? "_o" + std::to_string(opt) : "");
   v.spirv = "attn_coopmat";
   v.wg_size = t.nsg * f.sg;
   v.block_m = t.nsg * f.m;
@@ -267,7 +276,8 @@ ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, st
   v.needs_coopmat = true;
   v.split_kv = true;
   v.extra_spec = {{kSpecCmM, f.m},           {kSpecCmN, f.n},           {kSpecCmK, f.k},
-                 {kSpecCmQInRegs, t.q_regs}, {kSpecCmPrefetch, t.prefetch}, {kSpecCmRegSoftmax, rsm}};
+                 {kSpecCmQInRegs, t.q_regs}, {kSpecCmPrefetch, t.prefetch}, {kSpecCmRegSoftmax, rsm},
+                 {kSpecCmOpt, opt}};
   const std::uint32_t m = f.m, n = f.n, k = f.k;
   const bool gated = (rsm == 1 || rsm == 2) && !khr_regsm_env();
   v.device_check = [m, n, k, rsm, gated](const Caps& c) -> std::string {
@@ -279,6 +289,10 @@ ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, st
       return "accumulator layout " + std::to_string(c.khr_acc_layout) + " (probed) is not layout " + std::to_string(rsm);
     return "";
   };
+  if (noncausal_only)
+    v.call_check = [](const Caps&, const detail::AttnArgs& a) -> std::string {
+      return a.causal ? "id 29's options are for non-causal calls" : "";
+    };
   return v;
 }
 
@@ -298,8 +312,15 @@ std::vector<ShaderVariant> coopmat_variants() {
         } else if (khr_regsm_family(f) && d <= 128) {
           regsm = {1, 2, 0};
         }
-        for (std::uint32_t rsm : regsm)
-          if (!t.rsm_only || rsm == 1 || rsm == 2) out.push_back(khr_variant(f, d, t, rsm));
+        for (std::uint32_t rsm : regsm) {
+          if (t.rsm_only && rsm != 1 && rsm != 2) continue;
+          if (const char* e = khr_opt_env()) {
+            out.push_back(khr_variant(f, d, t, rsm, static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10))));
+            continue;
+          }
+          if (rsm == 1 || rsm == 2) out.push_back(khr_variant(f, d, t, rsm, 7, /*noncausal_only=*/true));
+          out.push_back(khr_variant(f, d, t, rsm));
+        }
       }
     }
   }

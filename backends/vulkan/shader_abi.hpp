@@ -47,6 +47,7 @@ enum SpecId : std::uint32_t {
   kSpecCm2LazyRescale = 26,   //   rescale O / l / m only when a row max grew by more than 2^8 (needs 24)
   kSpecCm2QReload = 27,       //   Q reloaded per tile through its tensor layout instead of held in registers
   kSpecCmRegSoftmax = 28,     // attn_coopmat.comp: softmax on the accumulators where their layout is known
+  kSpecCmOpt = 29,            //   bits: Q loaded straight from global, K0 before Q, causal tiles past a subgroup skipped
 };
 
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
