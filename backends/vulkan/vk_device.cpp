@@ -304,8 +304,8 @@ class VulkanDevice final : public detail::DeviceImpl {
  private:
   // Records variant v on the call's arguments (mu_ held): into the application's command buffer, or submitted and
   // waited for.
-  void dispatch(const ShaderVariant& vref, const detail::AttnArgs& a) {
-    const ShaderVariant* v = &vref;
+  void dispatch(const ShaderVariant& variant, const detail::AttnArgs& a) {
+    const ShaderVariant* v = &variant;
     PushConstants pc{};
     const std::uint64_t es = dtype_size(a.dtype);
     pc.q_off = static_cast<std::uint32_t>(a.q.buf.offset / es);
@@ -367,10 +367,11 @@ class VulkanDevice final : public detail::DeviceImpl {
 
   // Stage 2 (device) of the KHR register softmax's gating: runs the shader's layout probe (a one-workgroup dispatch
   // of a d = 64 variant, spec id 28 = 15) and returns the layout it found (Caps::khr_acc_layout), 0 where there is
-  // nothing to probe or the layout is not one the shader knows.
+  // nothing to probe or the layout is not one the shader knows. Not on an application's VkDevice: nothing is
+  // submitted to its queue before a call asks for it, so those keep the shared-memory softmax.
   std::uint32_t probe_khr_layout() {
     ShaderVariant v;
-    if (!caps_.coopmat_khr || !khr_layout_probe_variant(caps_, &v)) return 0;
+    if (!owns_device_ || !caps_.coopmat_khr || !khr_layout_probe_variant(caps_, &v)) return 0;
     const std::int64_t S = v.block_m, D = 64;  // one row tile, one head: workgroup 0 only
     const std::uint64_t bytes = static_cast<std::uint64_t>(S * D * 2);
     detail::AttnArgs a;
@@ -410,7 +411,6 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
  public:
-
   VulkanHandles vulkan_handles() const override {
     VulkanHandles h;
     h.instance = inst_->fn.instance;
