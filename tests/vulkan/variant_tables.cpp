@@ -1,0 +1,182 @@
+// Host-side tests of the Vulkan variant tables (backends/vulkan/coopmat_paths.cpp, portable_paths.cpp): which KHR
+// cooperative-matrix entry a device picks from its Caps and the call, and the accumulator-layout probe's decoder.
+// The tables are plain data, so no Vulkan device is needed: CI checks here the selection that only GPUs exercise.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "kernels.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace flashtile::vk {
+// The tables ask whether a shader module was built; here every module counts as built.
+const SpirvModule* find_spirv(std::string_view, std::string*) {
+  static const std::uint32_t word = 0;
+  static const SpirvModule module{"stub", &word, 1};
+  return &module;
+}
+}  // namespace flashtile::vk
+
+using namespace flashtile;
+using namespace flashtile::vk;
+
+namespace {
+
+// An H200-like device for the KHR path: the 16x16x16 f16 -> f32 subgroup shape, subgroups of 32, 48 KB of shared
+// memory; `layout` is what the device probe found.
+Caps nvidia_caps(std::uint32_t layout) {
+  Caps c;
+  c.name = "test";
+  c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 32;
+  c.subgroup_basic = c.subgroup_shuffle = c.subgroup_vote = c.subgroup_arithmetic = true;
+  c.subgroup_size_control = c.compute_full_subgroups = c.required_subgroup_size_compute = true;
+  c.storage_buffer_16bit = c.shader_float16 = c.shader_int16 = c.vulkan_memory_model = true;
+  c.max_shared_memory = 49152;
+  c.max_workgroup_invocations = 1024;
+  c.max_workgroup_count[0] = c.max_workgroup_count[1] = c.max_workgroup_count[2] = 65535;
+  c.coopmat_khr = true;
+  CoopmatShape s;
+  s.m = s.n = s.k = 16;
+  s.a_type = s.b_type = 0;  // f16
+  s.c_type = s.result_type = 1;  // f32
+  s.scope = 3;  // subgroup
+  c.coopmat_shapes.push_back(s);
+  c.khr_acc_layout = layout;
+  return c;
+}
+
+// A contiguous [B, S, H, D] f16 call.
+detail::AttnArgs call(std::int64_t d, std::int64_t s, bool causal) {
+  detail::AttnArgs a;
+  a.batch = 1, a.seqlen_q = s, a.seqlen_k = s, a.heads_q = 16, a.heads_kv = 16, a.head_dim = d;
+  a.dtype = DType::F16;
+  a.causal = causal;
+  for (detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+    t->dtype = DType::F16;
+    t->strides = Strides{s * 16 * d, 16 * d, d, 1};
+  }
+  return a;
+}
+
+// The entry the backend runs: the first one whose device and call reasons are empty (vk_device.cpp, pick()).
+const ShaderVariant* pick(const std::vector<ShaderVariant>& table, const Caps& c, const detail::AttnArgs& a) {
+  for (const ShaderVariant& v : table)
+    if (device_reason(v, c).empty() && call_reason(v, c, a).empty()) return &v;
+  return nullptr;
+}
+
+std::uint32_t spec(const ShaderVariant& v, std::uint32_t id) {
+  for (const auto& [i, value] : v.extra_spec)
+    if (i == id) return value;
+  return ~0u;
+}
+
+// f16 bits of small non-negative integers (exact), and of -1.
+std::uint16_t f16_bits(int x) {
+  if (x < 0) return 0xbc00;
+  if (x == 0) return 0;
+  int e = 0;
+  while ((x >> (e + 1)) != 0) ++e;
+  const int mant = (x << (10 - e)) & 1023;  // x < 2048
+  return static_cast<std::uint16_t>(((e + 15) << 10) | mant);
+}
+
+// The probe's output for an accumulator whose element i of lane l sits at (row(l, i), col(l, i)).
+template <class Row, class Col>
+std::vector<std::uint16_t> probe_output(Row row, Col col) {
+  std::vector<std::uint16_t> o(256);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) o[std::size_t(8 * l + i)] = f16_bits(row(l, i) * 16 + col(l, i));
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("khr_layout_from_probe: the two known layouts, and anything else is 0") {
+  // Layout 1: element bit 1 picks the row half, bit 2 the column half; layout 2 the other way round (the H200's).
+  auto rows_bit = [](int b) { return [b](int l, int i) { return (l >> 2) + 8 * ((i >> b) & 1); }; };
+  auto cols_bit = [](int b) { return [b](int l, int i) { return 2 * (l & 3) + (i & 1) + 8 * ((i >> b) & 1); }; };
+  CHECK(khr_layout_from_probe(probe_output(rows_bit(1), cols_bit(2)).data()) == 1);
+  CHECK(khr_layout_from_probe(probe_output(rows_bit(2), cols_bit(1)).data()) == 2);
+  // Row-major over the subgroup (a lane holds 8 consecutive elements of one row): unknown.
+  CHECK(khr_layout_from_probe(probe_output([](int l, int i) { return (8 * l + i) / 16; },
+                                           [](int l, int i) { return (8 * l + i) % 16; })
+                                  .data()) == 0);
+  // One element off (lane 5, element 3 swapped with element 2): unknown.
+  std::vector<std::uint16_t> o = probe_output(rows_bit(2), cols_bit(1));
+  std::swap(o[8 * 5 + 2], o[8 * 5 + 3]);
+  CHECK(khr_layout_from_probe(o.data()) == 0);
+  // A probe that wrote nothing (poison) or an accumulator shorter than 8 elements (-1): unknown.
+  CHECK(khr_layout_from_probe(std::vector<std::uint16_t>(256, 0xffff).data()) == 0);
+  o = probe_output(rows_bit(2), cols_bit(1));
+  o[7] = f16_bits(-1);
+  CHECK(khr_layout_from_probe(o.data()) == 0);
+}
+
+TEST_CASE("KHR table: the register softmax where the probe found its layout, the shared-memory softmax elsewhere") {
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_REGSM") == nullptr, "unset FLASHTILE_VKCM_REGSM for this test");
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_OPT") == nullptr, "unset FLASHTILE_VKCM_OPT for this test");
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_TILE") == nullptr, "unset FLASHTILE_VKCM_TILE for this test");
+  const std::vector<ShaderVariant> table = coopmat_variants();
+
+  SUBCASE("layout 2 probed: d128 runs 8 subgroups on 64-key tiles, id 29 on non-causal calls only") {
+    const Caps c = nvidia_caps(2);
+    const ShaderVariant* nc = pick(table, c, call(128, 1024, false));
+    REQUIRE(nc != nullptr);
+    CHECK(nc->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2_o7");
+    CHECK(nc->block_m == 128);
+    CHECK(nc->block_n == 64);
+    CHECK(spec(*nc, kSpecCmRegSoftmax) == 2);
+    CHECK(spec(*nc, kSpecCmOpt) == 7);
+    CHECK(nc->shared_bytes <= c.max_shared_memory);
+    const ShaderVariant* ca = pick(table, c, call(128, 1024, true));
+    REQUIRE(ca != nullptr);
+    CHECK(ca->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2");
+    CHECK(spec(*ca, kSpecCmOpt) == 0);
+    CHECK(ca->block_m == 128);
+    // d64: the register softmax on its 4,32 tile; d256: the plain shader (the register softmax lost there).
+    const ShaderVariant* d64 = pick(table, c, call(64, 1024, false));
+    REQUIRE(d64 != nullptr);
+    CHECK(d64->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2_o7");
+    CHECK(d64->block_m == 64);
+    const ShaderVariant* d256 = pick(table, c, call(256, 1024, false));
+    REQUIRE(d256 != nullptr);
+    CHECK(spec(*d256, kSpecCmRegSoftmax) == 0);
+  }
+
+  SUBCASE("layout unknown: the plain shader, and no tile that only fits without the score tile") {
+    const Caps c = nvidia_caps(0);
+    for (bool causal : {false, true}) {
+      const ShaderVariant* v = pick(table, c, call(128, 4096, causal));
+      REQUIRE(v != nullptr);
+      CHECK(v->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf");
+      CHECK(spec(*v, kSpecCmRegSoftmax) == 0);
+      CHECK(v->block_m == 64);
+      CHECK(v->shared_bytes <= c.max_shared_memory);
+    }
+    // Every gated entry names the layout it wants.
+    for (const ShaderVariant& v : table)
+      if (spec(v, kSpecCmRegSoftmax) == 2) CHECK(device_reason(v, c).find("layout 2") != std::string::npos);
+  }
+
+  SUBCASE("layout 1 probed: the layout-1 entries") {
+    const ShaderVariant* v = pick(table, nvidia_caps(1), call(128, 1024, false));
+    REQUIRE(v != nullptr);
+    CHECK(v->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm1_o7");
+  }
+
+  SUBCASE("the probe: a one-subgroup d64 entry in probe mode, without split-KV") {
+    ShaderVariant p;
+    REQUIRE(khr_layout_probe_variant(nvidia_caps(0), &p));
+    CHECK(spec(p, kSpecCmRegSoftmax) == 15);
+    CHECK(p.wg_size == 32);
+    CHECK(p.head_dims == std::vector<std::uint32_t>{64});
+    CHECK_FALSE(p.split_kv);
+    Caps none = nvidia_caps(0);
+    none.coopmat_shapes.clear();  // a device without the shape has nothing to probe
+    CHECK_FALSE(khr_layout_probe_variant(none, &p));
+  }
+}
