@@ -400,6 +400,15 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
     if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
     auto pv = [&](int g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
+      if constexpr (Sh::kEarlyRescale) {
+        // O (through P(g-1)·V(g-1), complete) times block g's factor, while Q·Kᵀ runs. Unconditional: a branch here
+        // makes ptxas inject warpgroup arrives and serialize the wgmmas (C7520); on the tile's first block the
+        // product is garbage that the overwriting P·V never reads.
+        tl::fence_operand(o_acc);
+        tl::mul_row(o_acc, o_acc, sfx.corr);
+        tl::fence_operand(o_acc);
+        tl::fence();
+      }
       tl::mma_AB(o_acc, p_reg, sm.v[g % S], g != kv);
       tl::commit();
     };
@@ -440,7 +449,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
       tl::wait<0>();
       tl::fence_operand(p_reg);
       pv_done(it - 1);
-      tl::mul_row(o_acc, o_acc, sfx.corr);
+      if constexpr (!Sh::kEarlyRescale) tl::mul_row(o_acc, o_acc, sfx.corr);
       tl::copy(p_reg, s_acc);
     }
     // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q: the other buffer), so the epilogue runs
