@@ -76,7 +76,7 @@ const uint KT_O = BLOCK_N / CM_K;                // k steps of P·V
 // columns 2 (l & 3) + {0, 1, 8, 9} (the mma.m16n8k16 accumulator fragments of two 8-column halves), in one of two
 // orders: element i at row (l >> 2) + 8 bit(i, RH_BIT), column 2 (l & 3) + bit(i, 0) + 8 bit(i, CH_BIT), with
 // RH_BIT, CH_BIT = 1, 2 (layout 1) or 2, 1 (layout 2; the H200's). A row's 16 columns sit in the 4 lanes of a quad.
-const bool PROBE = REG_SOFTMAX == 15u;
+const bool PROBE = REG_SOFTMAX == 15u;  // kCmRegSoftmaxProbe
 const bool REG_SM = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u &&
                     SEGS == 2u && RPT == 1u;
 const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
@@ -347,6 +347,16 @@ void accumulate_pv(bool rescale) {
   }
 }
 
+// LSE of a row from its sum l and max m (log2 domain): natural log to lse, or log2 to this split's record.
+void store_lse(uint split, uint row, float l, float m) {
+  float lse2 = l > 0.0 ? m + log2(l) : FT_NEG_INF;
+  if (pc.n_splits > 1u) {
+    scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
+  } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
+    lse_data[ft_lse_index(b, h, row)] = lse2 == FT_NEG_INF ? FT_NEG_INF : lse2 * FT_LN2;
+  }
+}
+
 // Epilogue: O / l per row -> out (or this split's record), LSE (natural log) -> lse (or the record, log2 domain).
 void store_output(uint split, float m_run[RPT], float l_run[RPT]) {
   const uint seg = lane % SEGS;
@@ -356,14 +366,7 @@ void store_output(uint split, float m_run[RPT], float l_run[RPT]) {
     float l = subgroup_row_sum(l_run[rr]);
     inv_l[rr] = l > 0.0 ? 1.0 / l : 0.0;
     const uint row = sg_row0 + rr * ROWS_PASS + lane / SEGS;
-    if (seg == 0u && row < pc.Sq) {
-      float lse2 = l > 0.0 ? m_run[rr] + log2(l) : FT_NEG_INF;
-      if (pc.n_splits > 1u) {
-        scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
-      } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
-        lse_data[ft_lse_index(b, h, row)] = lse2 == FT_NEG_INF ? FT_NEG_INF : lse2 * FT_LN2;
-      }
-    }
+    if (seg == 0u && row < pc.Sq) store_lse(split, row, l, m_run[rr]);
   }
   // O in chunks of BLOCK_N columns through this subgroup's score tile (the host keeps HEAD_DIM % BLOCK_N == 0).
   [[unroll]] for (uint ch = 0u; ch < HEAD_DIM / BLOCK_N; ++ch) {
@@ -405,14 +408,7 @@ void store_output_regs(uint split) {
     l += subgroupShuffleXor(l, 2u);
     inv[hh] = l > 0.0 ? 1.0 / l : 0.0;
     const uint row = sg_row0 + (lane >> 2) + 8u * hh;
-    if ((lane & 3u) == 0u && row < pc.Sq) {
-      float lse2 = l > 0.0 ? f_m[hh] + log2(l) : FT_NEG_INF;
-      if (pc.n_splits > 1u) {
-        scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
-      } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
-        lse_data[ft_lse_index(b, h, row)] = lse2 == FT_NEG_INF ? FT_NEG_INF : lse2 * FT_LN2;
-      }
-    }
+    if ((lane & 3u) == 0u && row < pc.Sq) store_lse(split, row, l, f_m[hh]);
   }
   [[unroll]] for (uint d = 0u; d < NT_O; ++d)
     [[unroll]] for (int i = 0; i < o_acc[d].length(); i += 2) {
@@ -428,8 +424,7 @@ void store_output_regs(uint split) {
           if (o_pairs) {
             o_data1[e >> 1] = ft_pack2(x);
           } else {
-            o_data[e] = FT_CM_FROM_BITS(ft_float_to_bits(x.x));
-            o_data[e + 1u] = FT_CM_FROM_BITS(ft_float_to_bits(x.y));
+            store_o_pair(e, x);
           }
         }
       }

@@ -25,7 +25,6 @@
 #include "kernels.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -98,6 +97,7 @@ bool khr_tile_valid(std::uint32_t d, const Family& f, const KhrTile& t) {
 // not there. FLASHTILE_VKCM_REGSM=N sets id 28 to N on every variant of the family instead (0 off; 1, 2 a layout
 // assumed; 15 the probe), without the probe's gating: for experiments.
 bool khr_regsm_family(const Family& f) { return f.m == 16 && f.n == 16 && f.k == 16 && f.sg == 32; }
+bool khr_regsm_layout(std::uint32_t rsm) { return rsm == 1 || rsm == 2; }  // id 28 values that run the softmax
 const char* khr_regsm_env() { return std::getenv("FLASHTILE_VKCM_REGSM"); }
 
 // The KHR shader's id 29 (bits: 1 Q straight from global memory, 2 the first K tile's loads before Q's, 4 causal
@@ -269,7 +269,7 @@ ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, st
   v.needs_full_subgroups = true;
   v.head_dims = {d};
   v.dtypes = {DType::F16, DType::BF16};
-  v.shared_bytes = khr_shared_bytes(d, f, t, rsm == 1 || rsm == 2);
+  v.shared_bytes = khr_shared_bytes(d, f, t, khr_regsm_layout(rsm));
   v.needs_16bit_storage = true;
   v.needs_float16 = true;
   v.needs_subgroup_shuffle = true;
@@ -279,7 +279,7 @@ ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, st
                  {kSpecCmQInRegs, t.q_regs}, {kSpecCmPrefetch, t.prefetch}, {kSpecCmRegSoftmax, rsm},
                  {kSpecCmOpt, opt}};
   const std::uint32_t m = f.m, n = f.n, k = f.k;
-  const bool gated = (rsm == 1 || rsm == 2) && !khr_regsm_env();
+  const bool gated = khr_regsm_layout(rsm) && !khr_regsm_env();
   v.device_check = [m, n, k, rsm, gated](const Caps& c) -> std::string {
     if (!advertises(c, m, n, k))
       return "device does not advertise a " + shape_name(m, n, k) + " f16*f16+f32 subgroup cooperative matrix";
@@ -313,12 +313,12 @@ std::vector<ShaderVariant> coopmat_variants() {
           regsm = {1, 2, 0};
         }
         for (std::uint32_t rsm : regsm) {
-          if (t.rsm_only && rsm != 1 && rsm != 2) continue;
+          if (t.rsm_only && !khr_regsm_layout(rsm)) continue;
           if (const char* e = khr_opt_env()) {
             out.push_back(khr_variant(f, d, t, rsm, static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10))));
             continue;
           }
-          if (rsm == 1 || rsm == 2) out.push_back(khr_variant(f, d, t, rsm, 7, /*noncausal_only=*/true));
+          if (khr_regsm_layout(rsm)) out.push_back(khr_variant(f, d, t, rsm, 7, /*noncausal_only=*/true));
           out.push_back(khr_variant(f, d, t, rsm));
         }
       }
@@ -330,7 +330,7 @@ std::vector<ShaderVariant> coopmat_variants() {
 bool khr_layout_probe_variant(const Caps& caps, ShaderVariant* out) {
   if (khr_regsm_env()) return false;  // an explicit choice: nothing to probe for
   // One subgroup of the family, d = 64, whatever the tile table holds (FLASHTILE_VKCM_TILE included).
-  ShaderVariant v = khr_variant(Family{16, 16, 16, 32}, 64, KhrTile{1, 32, 1, 0}, 15);
+  ShaderVariant v = khr_variant(Family{16, 16, 16, 32}, 64, KhrTile{1, 32, 1, 0}, kCmRegSoftmaxProbe);
   if (!device_reason(v, caps).empty()) return false;
   v.kernel += "_probe";
   v.split_kv = false;  // one workgroup, no reduce pass over the probe's O
@@ -339,21 +339,13 @@ bool khr_layout_probe_variant(const Caps& caps, ShaderVariant* out) {
 }
 
 std::uint32_t khr_layout_from_probe(const std::uint16_t* o) {
-  // f16 bits of small integers (0..255) and of -1 (an element the accumulator does not have).
-  auto value = [](std::uint16_t h) -> int {
-    const int e = (h >> 10) & 31, m = h & 1023;
-    if (h & 0x8000) return -1;
-    if (e == 0) return m == 0 ? 0 : -1;
-    const double x = (1.0 + m / 1024.0) * std::ldexp(1.0, e - 15);
-    return x == static_cast<int>(x) ? static_cast<int>(x) : -1;
-  };
   for (std::uint32_t layout : {1u, 2u}) {
     const std::uint32_t rh = layout == 2 ? 2 : 1, ch = 3 - rh;
     bool ok = true;
     for (std::uint32_t l = 0; l < 32 && ok; ++l)
       for (std::uint32_t i = 0; i < 8 && ok; ++i) {
         const std::uint32_t r = (l >> 2) + 8 * ((i >> rh) & 1), c = 2 * (l & 3) + (i & 1) + 8 * ((i >> ch) & 1);
-        ok = value(o[8 * l + i]) == static_cast<int>(r * 16 + c);
+        ok = f16_to_float(o[8 * l + i]) == static_cast<float>(r * 16 + c);  // exact in f16; poison (NaN) never equal
       }
     if (ok) return layout;
   }

@@ -50,6 +50,9 @@ enum SpecId : std::uint32_t {
   kSpecCmOpt = 29,            //   bits: Q loaded straight from global, K0 before Q, causal tiles past a subgroup skipped
 };
 
+// attn_coopmat.comp's id 28 value for the accumulator-layout probe (the shader's PROBE).
+inline constexpr std::uint32_t kCmRegSoftmaxProbe = 15;
+
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
 
 inline constexpr std::uint32_t kFlagWriteLse = 1u;  // PushConstants::flags bit 0

@@ -372,41 +372,31 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::uint32_t probe_khr_layout() {
     ShaderVariant v;
     if (!owns_device_ || !caps_.coopmat_khr || !khr_layout_probe_variant(caps_, &v)) return 0;
+    // The probe mode reads none of Q/K/V: one buffer serves every binding, O's first 256 elements the answer.
     const std::int64_t S = v.block_m, D = 64;  // one row tile, one head: workgroup 0 only
-    const std::uint64_t bytes = static_cast<std::uint64_t>(S * D * 2);
     detail::AttnArgs a;
     a.batch = 1, a.seqlen_q = S, a.seqlen_k = S, a.heads_q = 1, a.heads_kv = 1, a.head_dim = D;
     a.dtype = DType::F16;
-    std::uint64_t in = 0, out = 0;  // free() ignores handles it does not own
+    std::uint64_t buf = 0;  // free() ignores handles it does not own
     std::vector<std::uint16_t> o(256, 0xffff);
     std::uint32_t layout = 0;
     try {
-      in = create_buffer(bytes, false);
-      out = create_buffer(bytes, false);
+      buf = create_buffer(static_cast<VkDeviceSize>(S * D * 2), false);
       for (detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
-        t->buf = {t == &a.o ? out : in, 0};
+        t->buf = {buf, 0};
         t->dtype = DType::F16;
         t->strides = Strides{S * D, D, D, 1};
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
-        VkCommandBuffer cb = begin();
-        fn_.vkCmdFillBuffer(cb, reinterpret_cast<VkBuffer>(in), 0, VK_WHOLE_SIZE, 0);
-        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};  // covers the dispatch, later in submission order
-        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-        fn_.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                                 nullptr, 0, nullptr);
-        submit_and_wait(cb);
         dispatch(v, a);
       }
-      download(o.data(), {out, 0}, o.size() * 2);
+      download(o.data(), {buf, 0}, o.size() * 2);
       layout = khr_layout_from_probe(o.data());
     } catch (const std::exception&) {
       layout = 0;  // a probe that cannot run leaves the register softmax off
     }
-    free(in);
-    free(out);
+    free(buf);
     return layout;
   }
 

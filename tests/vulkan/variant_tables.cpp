@@ -74,15 +74,8 @@ std::uint32_t spec(const ShaderVariant& v, std::uint32_t id) {
   return ~0u;
 }
 
-// f16 bits of small non-negative integers (exact), and of -1.
-std::uint16_t f16_bits(int x) {
-  if (x < 0) return 0xbc00;
-  if (x == 0) return 0;
-  int e = 0;
-  while ((x >> (e + 1)) != 0) ++e;
-  const int mant = (x << (10 - e)) & 1023;  // x < 2048
-  return static_cast<std::uint16_t>(((e + 15) << 10) | mant);
-}
+// f16 bits of small integers (exact), and of -1.
+std::uint16_t f16_bits(int x) { return float_to_f16(static_cast<float>(x)); }
 
 // The probe's output for an accumulator whose element i of lane l sits at (row(l, i), col(l, i)).
 template <class Row, class Col>
