@@ -56,6 +56,12 @@ layout(constant_id = 26) const uint LAZY_RESCALE = 0;
 // invocations), which with an f32 BM x D O spill.
 layout(constant_id = 27) const uint Q_RELOAD = 0;
 
+// id 30 (with id 23 = 1): the host guarantees every K/V tile of the call is full (Sk a multiple of BLOCK_N, so split
+// and causal ranges start on tile boundaries and never read past Sk): aligned calls run one loop body of unclamped
+// loads, without the peeled ragged tile (llama.cpp compiles its aligned pipeline this way; the peeled form inlines
+// attend_tile twice).
+layout(constant_id = 30) const uint ALL_FULL = 0;
+
 const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
 const uint D = HEAD_DIM;
@@ -360,7 +366,12 @@ void main() {
   ACC(BM, NW) l_n = ACC(BM, NW)(0.0);
   ACC(BM, NW) m_n = ACC(BM, NW)(m_init);
 
-  if (ALIGNED_LOADS != 0u && !STAGED && in_vec) {
+  if (ALL_FULL != 0u && ALIGNED_LOADS == 1u && !STAGED && in_vec) {
+    // Every tile is full in memory (n0 + BN <= Sk); causal / split ends inside a tile are masked by attend_tile.
+    [[dont_unroll]] for (uint n0 = kv_begin; n0 < kv_end; n0 += BN) {
+      attend_tile(n0, KV_ALIGNED_FULL, q_a, o, l_w, m_w, l_n, m_n);
+    }
+  } else if (ALIGNED_LOADS != 0u && !STAGED && in_vec) {
     // Full tiles (n0 + BN <= Sk), then at most one ragged tile, peeled. kv_begin and Sk / BN * BN are multiples of
     // BN, so every tile before full_end is full.
     const uint full_end = max(kv_begin, min(kv_end, pc.Sk / BN * BN));

@@ -410,6 +410,17 @@ std::vector<ShaderVariant> coopmat2_variants() {
           return "needs " + std::to_string(sh + c.cm2_reserved_shared_memory) + " bytes of shared memory";
         return "";
       };
+      // Calls whose K/V tiles are all full (Sk a multiple of BLOCK_N) take an entry with one loop body (id 30)
+      // first, on aligned f16 tensor loads; FLASHTILE_VKCM2_FULL=0 leaves it out (A/B).
+      if (!staged && opt.aligned == 1 && !env_is("FLASHTILE_VKCM2_FULL", '0')) {
+        ShaderVariant full = v;
+        full.kernel += "_full";
+        full.extra_spec.push_back({kSpecCm2AllFull, 1u});
+        full.call_check = [bn](const Caps&, const detail::AttnArgs& a) -> std::string {
+          return a.seqlen_k % bn == 0 ? "" : "seqlen_k is not a multiple of " + std::to_string(bn) + " (id 30)";
+        };
+        out.push_back(std::move(full));
+      }
       out.push_back(std::move(v));
     }
   }

@@ -48,6 +48,7 @@ enum SpecId : std::uint32_t {
   kSpecCm2QReload = 27,       //   Q reloaded per tile through its tensor layout instead of held in registers
   kSpecCmRegSoftmax = 28,     // attn_coopmat.comp: softmax on the accumulators where their layout is known
   kSpecCmOpt = 29,            //   bits: Q loaded straight from global, K0 before Q, causal tiles past a subgroup skipped
+  kSpecCm2AllFull = 30,       // attn_coopmat2.comp: every K/V tile full (Sk % BLOCK_N == 0): one aligned loop body
 };
 
 // attn_coopmat.comp's id 28 value for the accumulator-layout probe (the shader's PROBE).
