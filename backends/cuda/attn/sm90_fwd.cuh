@@ -185,23 +185,6 @@ struct Sm90Softmax {
   }
 };
 
-// Issues O += P·V (accumulate false: O = P·V, a tile's first block) as one wgmma group. kEarly
-// (Sm90Shape::kEarlyRescale): O first takes the block's rescale factor, while the Q·Kᵀ issued just before runs, as
-// FlashAttention-3 orders it; operand fences keep the FMULs in place and a wgmma fence orders them before the P·V.
-// Unconditional: a branch around it made ptxas inject warpgroup arrives and serialize the wgmmas (C7520); on a tile's
-// first block the product is garbage that the overwriting P·V never reads.
-template <bool kEarly, typename TO, typename TP, typename TV>
-__device__ __forceinline__ void sm90_issue_pv(TO& o, TP& p, TV& v, bool accumulate, const tile::rv_fl_rows<16>& corr) {
-  if constexpr (kEarly) {
-    tile::fence_operand(o);
-    tile::mul_row(o, o, corr);
-    tile::fence_operand(o);
-    tile::fence();
-  }
-  tile::mma_AB(o, p, v, accumulate);
-  tile::commit();
-}
-
 // O / l of one warp's 16 rows into shared tile rows r0.., for the copy engine (kOTma, kOStage): the tile's last P·V
 // is complete, so O's registers are free to scale in place; then the generic-proxy writes are fenced for the async
 // proxy that reads them.
@@ -417,7 +400,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
     if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
     auto pv = [&](int g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
-      sm90_issue_pv<Sh::kEarlyRescale>(o_acc, p_reg, sm.v[g % S], g != kv, sfx.corr);
+      tl::mma_AB(o_acc, p_reg, sm.v[g % S], g != kv);
+      tl::commit();
     };
     // S(it) has landed in registers: release K(it), and Q after the tile's last Q·Kᵀ (the next Q may load).
     auto qk_done = [&](int it) {
@@ -456,7 +440,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
       tl::wait<0>();
       tl::fence_operand(p_reg);
       pv_done(it - 1);
-      if constexpr (!Sh::kEarlyRescale) tl::mul_row(o_acc, o_acc, sfx.corr);
+      tl::mul_row(o_acc, o_acc, sfx.corr);
       tl::copy(p_reg, s_acc);
     }
     // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q: the other buffer), so the epilogue runs

@@ -36,10 +36,6 @@ struct Sm90Config {
   // warpgroup (instead of o_tma); own_blocks, each consumer skips the K/V blocks its own rows do not need.
   int short_max_sk = 0;
   bool stage_o = false, own_blocks = false;
-  // O's rescale by the previous block's factor just before its P·V is issued, while this block's Q·Kᵀ runs (as
-  // FlashAttention-3 orders it), instead of after the previous P·V completes: off the path between a P·V's end and
-  // the next issue. An experiment (FT_SM90_EARLY_RESCALE=1, session 11); off until measured.
-  bool early_rescale = false;
 };
 
 constexpr bool sm90_pingpong(const Sm90Config& c) { return c.schedule >= 2 && c.consumers == 2; }
@@ -61,8 +57,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     if (*s == ':') ++s;
   }
   return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
-                    c.early_rescale};
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -136,9 +131,6 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OSTORE
   c.o_store_bytes = FT_SM90_OSTORE;
 #endif
-#ifdef FT_SM90_EARLY_RESCALE
-  c.early_rescale = FT_SM90_EARLY_RESCALE != 0;
-#endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
   c.dynamic = c.dynamic && !causal && c.q_bufs == 1;  // chained tiles need the next tile early
@@ -185,7 +177,6 @@ struct Sm90Shape {
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kOTma = kCfg.o_tma && !(kShort && sm90_short(D, kCausal).stage_o);
   static constexpr bool kDynamic = kCfg.dynamic;
-  static constexpr bool kEarlyRescale = kCfg.early_rescale;
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
   static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
