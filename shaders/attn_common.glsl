@@ -43,6 +43,7 @@ const uint FT_DTYPE_BF16 = 1u;
 const uint FT_DTYPE_F32 = 2u;
 const uint FT_FLAG_WRITE_LSE = 1u;  // flags bit 0
 const uint FT_FLAG_REVERSE_ROWS = 2u;  // flags bit 1: row tiles in reverse order (causal: the longest rows first)
+const uint FT_FLAG_ROWS_OUTER = 4u;    // flags bit 2: the row tile is the launch order's slowest index (ft_wg)
 const float FT_LN2 = 0.69314718055994530942;    // LSE: natural log = log2 domain * ln 2
 #define FT_NEG_INF uintBitsToFloat(0xff800000u)
 
@@ -55,7 +56,7 @@ layout(push_constant, std430) uniform PushConstants {
   uint o_sb, o_ss, o_sh;
   uint B, Sq, Sk, Hq, Hkv;
   float scale_log2;                          // softmax scale * log2(e): shaders use exp2
-  uint flags;                                // bit 0: write LSE
+  uint flags;                                // bit 0: write LSE; bits 1, 2: row order (below)
   uint n_splits;                             // split-KV: number of KV splits (1 = none)
 } pc;
 
@@ -156,11 +157,22 @@ uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h
 // The reduce pass (attn_splitkv_reduce.comp, shared by every path) combines the records and writes O and LSE.
 // With FT_FLAG_REVERSE_ROWS (set for causal calls) the first workgroups take the last row tiles, which see the most
 // keys, so the grid's tail is short work instead of the longest rows (a 1D grid launches in x order).
+// The workgroup's (row tile * n_splits + split, head, batch). A grid launches in linear order, x fastest. With
+// FT_FLAG_ROWS_OUTER (causal) that order is read with the row tile slowest instead: the longest rows of every head
+// first and the shortest last (list scheduling's longest-first), where x fastest leaves a tail of mixed lengths.
+uvec3 ft_wg() {
+  const uvec3 g = gl_WorkGroupID, n = gl_NumWorkGroups;
+  if ((pc.flags & FT_FLAG_ROWS_OUTER) == 0u) return g;
+  const uint lin = g.x + n.x * (g.y + n.y * g.z), bh = lin % (n.y * n.z);
+  return uvec3(lin / (n.y * n.z), bh % n.y, bh / n.y);
+}
+uint ft_head() { return ft_wg().y; }
+uint ft_batch() { return ft_wg().z; }
 uint ft_row_tile() {
-  uint t = gl_WorkGroupID.x / pc.n_splits;
+  uint t = ft_wg().x / pc.n_splits;
   return (pc.flags & FT_FLAG_REVERSE_ROWS) != 0u ? gl_NumWorkGroups.x / pc.n_splits - 1u - t : t;
 }
-uint ft_split() { return gl_WorkGroupID.x % pc.n_splits; }
+uint ft_split() { return ft_wg().x % pc.n_splits; }
 void ft_split_range(uint split, out uint kv_begin, out uint kv_end) {
   uint n_tiles = (pc.Sk + BLOCK_N - 1u) / BLOCK_N;
   uint per = (n_tiles + pc.n_splits - 1u) / pc.n_splits;

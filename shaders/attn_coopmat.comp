@@ -432,8 +432,8 @@ void store_output_regs(uint split) {
 }
 
 void main() {
-  b = gl_WorkGroupID.z;
-  h = gl_WorkGroupID.y;
+  b = ft_batch();
+  h = ft_head();
   hk = ft_kv_head(h);
   const uint split = ft_split();
   m0 = ft_row_tile() * BLOCK_M;

@@ -329,8 +329,8 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(
 }
 
 void main() {
-  b = gl_WorkGroupID.z;
-  h = gl_WorkGroupID.y;
+  b = ft_batch();
+  h = ft_head();
   hk = ft_kv_head(h);
   split = ft_split();
   m0 = ft_row_tile() * BM;

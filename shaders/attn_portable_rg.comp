@@ -284,8 +284,8 @@ void store_output() {
 }
 
 void main() {
-  g_b = gl_WorkGroupID.z;
-  g_h = gl_WorkGroupID.y;
+  g_b = ft_batch();
+  g_h = ft_head();
   g_hk = ft_kv_head(g_h);
   // Row groups from subgroup ids, so that a group's lanes are one subgroup's (shuffles stay inside the group).
   uint t = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;

@@ -105,8 +105,8 @@ void store_output(const vec4 o[C], float m, float l) {
 }
 
 void main() {
-  g_b = gl_WorkGroupID.z;
-  g_h = gl_WorkGroupID.y;
+  g_b = ft_batch();
+  g_h = ft_head();
   g_hk = ft_kv_head(g_h);
   // Causal: the host sets FT_FLAG_REVERSE_ROWS, so ft_row_tile() starts the last row tiles (the most keys) first.
   uint row_tile = ft_row_tile();

@@ -104,7 +104,11 @@ const char* khr_regsm_env() { return std::getenv("FLASHTILE_VKCM_REGSM"); }
 // tiles past a subgroup's rows skipped). H200, session 10 call 7 (bench/results/2026-11-30_h200_session10), 7
 // against 0 on the register-softmax entries, twice interleaved: non-causal d128 +4.2/+1.3/+1.2% at 1k/4k/16k, d64
 // +1.1/+0.1/+0.2%; causal d128 +5.2/-1.3/-3.4%, d64 +3.7/+0.6/-1.0%. So 7 for non-causal calls only (an entry that
-// refuses causal ones, ahead of the entry without it). FLASHTILE_VKCM_OPT=N sets N on every entry instead.
+// refuses causal ones, ahead of the entry without it). Session 11 call 1 (bench/results/2026-11-30_h200_session11) split
+// the bits on causal calls, each against 0 in the same call: bit 4 (the subgroup skip) cost the long runs (d128 16k
+// -3.1%, d64 16k -2.0%), while 1 and 2 together (3) ran d128 +5.4/+1.6/+0.2% at 1k/4k/16k and d64 +0.5/+0.2/+0.1%.
+// So causal calls take 3 (the register-softmax entries' second form). FLASHTILE_VKCM_OPT=N sets N on every entry
+// instead.
 const char* khr_opt_env() { return std::getenv("FLASHTILE_VKCM_OPT"); }
 
 std::vector<KhrTile> khr_tiles(std::uint32_t d) {
@@ -275,6 +279,7 @@ ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, st
   v.needs_subgroup_shuffle = true;
   v.needs_coopmat = true;
   v.split_kv = true;
+  v.rows_outer = true;
   v.extra_spec = {{kSpecCmM, f.m},           {kSpecCmN, f.n},           {kSpecCmK, f.k},
                  {kSpecCmQInRegs, t.q_regs}, {kSpecCmPrefetch, t.prefetch}, {kSpecCmRegSoftmax, rsm},
                  {kSpecCmOpt, opt}};
@@ -318,7 +323,11 @@ std::vector<ShaderVariant> coopmat_variants() {
             out.push_back(khr_variant(f, d, t, rsm, static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10))));
             continue;
           }
-          if (khr_regsm_layout(rsm)) out.push_back(khr_variant(f, d, t, rsm, 7, /*noncausal_only=*/true));
+          if (khr_regsm_layout(rsm)) {
+            out.push_back(khr_variant(f, d, t, rsm, 7, /*noncausal_only=*/true));
+            out.push_back(khr_variant(f, d, t, rsm, 3));  // what 7 refuses: causal calls
+            continue;
+          }
           out.push_back(khr_variant(f, d, t, rsm));
         }
       }
@@ -376,6 +385,7 @@ std::vector<ShaderVariant> coopmat2_variants() {
       v.needs_coopmat = true;
       v.needs_coopmat2 = true;
       v.split_kv = true;
+      v.rows_outer = d == 256;
       // K/V tensor loads are clamped on every tile by default; FLASHTILE_VKCM2_CLAMP=0 loads full tiles through
       // unclamped layouts instead. H200, 2026-11-29, GPU timestamps (bench/results/2026-11-29_h200_vulkan): the
       // unclamped loads ran at 5-39 TFLOP/s on every d and length; the clamped ones were faster on 17 of 18 cells,
@@ -411,12 +421,16 @@ std::vector<ShaderVariant> coopmat2_variants() {
         return "";
       };
       // Calls whose K/V tiles are all full (Sk a multiple of BLOCK_N) take an entry with one loop body (id 30)
-      // first, on aligned f16 tensor loads; FLASHTILE_VKCM2_FULL=0 leaves it out (A/B).
-      if (!staged && opt.aligned == 1 && !env_is("FLASHTILE_VKCM2_FULL", '0')) {
+      // first, on aligned f16 tensor loads, where that won: session 11 call 1 (bench/results/
+      // 2026-11-30_h200_session11), twice interleaved against the peeled form: d128 causal +4.2/+2.2/+2.8% at
+      // 1k/4k/16k, d64 +1.2/+1.3/-0.2% non-causal and +0.6/+0.2/-0.1% causal; but d128 non-causal -0.6/-2.5/-2.5% and
+      // d256 causal -1.7/-2.2% at 4k/16k. FLASHTILE_VKCM2_FULL=0 leaves it out (A/B).
+      if (!staged && opt.aligned == 1 && d <= 128 && !env_is("FLASHTILE_VKCM2_FULL", '0')) {
         ShaderVariant full = v;
         full.kernel += "_full";
         full.extra_spec.push_back({kSpecCm2AllFull, 1u});
-        full.call_check = [bn](const Caps&, const detail::AttnArgs& a) -> std::string {
+        full.call_check = [bn, d](const Caps&, const detail::AttnArgs& a) -> std::string {
+          if (!a.causal && d != 64) return "id 30 lost to the peeled form on non-causal d128 calls";
           return a.seqlen_k % bn == 0 ? "" : "seqlen_k is not a multiple of " + std::to_string(bn) + " (id 30)";
         };
         out.push_back(std::move(full));

@@ -107,6 +107,9 @@ struct ShaderVariant {
   // tensor-layout accesses (16-byte aligned), 1 for none.
   std::uint32_t align_elems = 1;
   bool split_kv = false;                     // honours n_splits > 1 (writes scratch records; reduce pass follows)
+  // Causal calls launch in longest-first order across heads (kFlagRowsOuter), where that won against the per-head
+  // order (session 11 call 4: the portable and KHR paths, coopmat2 at d256; coopmat2 lost 5-17% at d64/d128 1k-4k).
+  bool rows_outer = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;  // {constant_id, value}
   // Optional further checks: device-level (empty when usable), call-level (empty when usable). One-line reasons.
   std::function<std::string(const Caps&)> device_check;

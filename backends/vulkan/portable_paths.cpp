@@ -65,6 +65,7 @@ ShaderVariant portable_variant(const std::string& stem, const StorageMode& s, st
   v.needs_16bit_storage = s.needs16;
   v.align_elems = s.packed ? 2 : 1;
   v.split_kv = true;
+  v.rows_outer = true;
   return v;
 }
 

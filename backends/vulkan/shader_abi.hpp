@@ -58,6 +58,7 @@ enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 =
 
 inline constexpr std::uint32_t kFlagWriteLse = 1u;  // PushConstants::flags bit 0
 inline constexpr std::uint32_t kFlagReverseRows = 2u;  // bit 1: row tiles in reverse order (causal: long rows first)
+inline constexpr std::uint32_t kFlagRowsOuter = 4u;    // bit 2: launch order row tile slowest (ft_wg in attn_common)
 
 // std430, all 32-bit members: the C++ layout is the same with natural alignment.
 struct PushConstants {
@@ -68,7 +69,7 @@ struct PushConstants {
   std::uint32_t o_sb, o_ss, o_sh;
   std::uint32_t B, Sq, Sk, Hq, Hkv;
   float scale_log2;      // softmax scale * log2(e)
-  std::uint32_t flags;   // kFlagWriteLse | kFlagReverseRows
+  std::uint32_t flags;   // kFlagWriteLse | kFlagReverseRows | kFlagRowsOuter
   std::uint32_t n_splits;  // split-KV splits (1 = none)
 };
 static_assert(sizeof(PushConstants) == 100, "PushConstants must match attn_common.glsl (std430)");

@@ -323,6 +323,9 @@ class VulkanDevice final : public detail::DeviceImpl {
     pc.flags = a.has_lse ? kFlagWriteLse : 0u;
     // Causal: long rows first (shorter grid tail). FLASHTILE_VK_REVERSE_ROWS=0 keeps launch order = row order.
     if (a.causal && reverse_rows_) pc.flags |= kFlagReverseRows;
+    // Causal: and the longest rows of every head before any shorter ones, where the variant won with it
+    // (FLASHTILE_VK_ROWS_OUTER=0: per head everywhere, 1: everywhere).
+    if (a.causal && (rows_outer_ == 1 || (rows_outer_ < 0 && v->rows_outer))) pc.flags |= kFlagRowsOuter;
     pc.n_splits = choose_splits(*v, a);
 
     VkBuffer scratch = dummy_;
@@ -427,6 +430,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       caps_.max_shared_memory = static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10));
 
     if (const char* e = std::getenv("FLASHTILE_VK_REVERSE_ROWS"); e && std::strcmp(e, "0") == 0) reverse_rows_ = false;
+    if (const char* e = std::getenv("FLASHTILE_VK_ROWS_OUTER")) rows_outer_ = std::strcmp(e, "0") == 0 ? 0 : 1;
     {
       VkPhysicalDeviceProperties props{};
       inst_->fn.vkGetPhysicalDeviceProperties(pd_, &props);
@@ -981,6 +985,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   double timestamp_period_ = 0.0;  // ns per tick; 0: no timestamps on the queue
   std::uint32_t timestamp_bits_ = 0;
   bool reverse_rows_ = true;
+  int rows_outer_ = -1;  // FLASHTILE_VK_ROWS_OUTER: -1 as each variant says, 0 never, 1 always
   VkBuffer staging_ = VK_NULL_HANDLE;
   std::uint64_t staging_size_ = 0;
   void* staging_map_ = nullptr;

@@ -115,7 +115,7 @@ TEST_CASE("KHR table: the register softmax where the probe found its layout, the
   REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_TILE") == nullptr, "unset FLASHTILE_VKCM_TILE for this test");
   const std::vector<ShaderVariant> table = coopmat_variants();
 
-  SUBCASE("layout 2 probed: d128 runs 8 subgroups on 64-key tiles, id 29 on non-causal calls only") {
+  SUBCASE("layout 2 probed: d128 runs 8 subgroups on 64-key tiles, id 29 = 7 non-causal and 3 causal") {
     const Caps c = nvidia_caps(2);
     const ShaderVariant* nc = pick(table, c, call(128, 1024, false));
     REQUIRE(nc != nullptr);
@@ -127,8 +127,9 @@ TEST_CASE("KHR table: the register softmax where the probe found its layout, the
     CHECK(nc->shared_bytes <= c.max_shared_memory);
     const ShaderVariant* ca = pick(table, c, call(128, 1024, true));
     REQUIRE(ca != nullptr);
-    CHECK(ca->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2");
-    CHECK(spec(*ca, kSpecCmOpt) == 0);
+    CHECK(ca->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2_o3");
+    CHECK(spec(*ca, kSpecCmOpt) == 3);
+    CHECK(ca->rows_outer);  // causal launches longest-first across heads (session 11 call 4)
     CHECK(ca->block_m == 128);
     // d64: the register softmax on its 4,32 tile; d256: the plain shader (the register softmax lost there).
     const ShaderVariant* d64 = pick(table, c, call(64, 1024, false));
@@ -172,4 +173,46 @@ TEST_CASE("KHR table: the register softmax where the probe found its layout, the
     none.coopmat_shapes.clear();  // a device without the shape has nothing to probe
     CHECK_FALSE(khr_layout_probe_variant(none, &p));
   }
+}
+
+// An H200-like device for coopmat2 (the features its entries check).
+Caps nvidia_cm2_caps() {
+  Caps c = nvidia_caps(2);
+  c.coopmat2_nv = true;
+  c.cm2_workgroup_scope = c.cm2_flexible_dimensions = c.cm2_reductions = c.cm2_conversions = true;
+  c.cm2_per_element_operations = c.cm2_tensor_addressing = c.cm2_block_loads = true;
+  c.cm2_max_workgroup_size = 256;
+  c.cm2_max_dimension = 1024;
+  return c;
+}
+
+TEST_CASE("coopmat2 table: one loop body (id 30) where every K/V tile is full and it won") {
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_FULL") == nullptr, "unset FLASHTILE_VKCM2_FULL for this test");
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_STAGE") == nullptr, "unset FLASHTILE_VKCM2_STAGE for this test");
+  const std::vector<ShaderVariant> table = coopmat2_variants();
+  const Caps c = nvidia_cm2_caps();
+  auto picked = [&](std::int64_t d, std::int64_t sk, bool causal) {
+    detail::AttnArgs a = call(d, 4096, causal);
+    a.seqlen_k = sk;
+    for (detail::TensorArg* t : {&a.k, &a.v}) t->strides = Strides{sk * 16 * d, 16 * d, d, 1};
+    const ShaderVariant* v = pick(table, c, a);
+    REQUIRE(v != nullptr);
+    return v;
+  };
+  const ShaderVariant* v = picked(128, 4096, true);
+  CHECK(v->kernel.find("_full") != std::string::npos);
+  CHECK(spec(*v, kSpecCm2AllFull) == 1);
+  CHECK(picked(64, 4096, false)->kernel.find("_full") != std::string::npos);
+  // Longest-first across heads won only at d256 here (it lost 5-17% at d64/d128 1k-4k causal).
+  CHECK_FALSE(v->rows_outer);
+  CHECK(picked(256, 4096, true)->rows_outer);
+  // A ragged last tile, a non-causal d128 call (it lost there) and d256 (it lost causal): the peeled form.
+  for (const ShaderVariant* p : {picked(128, 4096 + 17, true), picked(128, 4096, false), picked(256, 4096, true)}) {
+    CHECK(p->kernel.find("_full") == std::string::npos);
+    CHECK(spec(*p, kSpecCm2AllFull) == ~0u);
+  }
+}
+
+TEST_CASE("portable table: every entry launches causal calls longest-first across heads") {
+  for (const ShaderVariant& v : portable_variants()) CHECK_MESSAGE(v.rows_outer, v.kernel);
 }
