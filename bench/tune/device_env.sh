@@ -62,3 +62,18 @@ clocks_start() {
   clk=$!
 }
 mark() { echo "MARK $(date -u '+%Y/%m/%d %H:%M:%S.%N' | cut -c1-23) $*" >> "$OUT/clocks.log"; }
+# issue5_table DEADLINE: issue 5's table (every Vulkan path and cuda_sm90 in one flashtile_bench process, f16, tagged
+# "table" in vk.csv, the SM clock sampled) and cuDNN f16 on the same cells into $OUT/peers_f16.log
+# (bench/tune/vk_table.py vk.csv --peers peers_f16.log).
+issue5_table() {
+  step "vulkan table"
+  clocks_start
+  mark "table start"
+  FT_VK_TIMEOUT=240 FT_VK_DEADLINE=$1 vk table FLASHTILE_VK_PIPELINE_STATS=1 "$FT_BUNDLE"/flashtile_bench \
+    --backend vulkan,cuda --dtype f16 --warmup-ms 1000 --iters 10 --dim 64,128,256 --seq 1024,4096,16384 \
+    --path vulkan_coopmat2,vulkan_coopmat,vulkan_portable,cuda_sm90
+  mark "table end"
+  kill "$clk" 2>/dev/null
+  timeout 60 python3 tests/cuda/sm90_peer.py --vk-cells --dtype f16 --cudnn-only > "$OUT/peers_f16.log" 2>&1
+  echo "peers f16 exit $?"
+}
