@@ -82,6 +82,15 @@ shared f16vec4 sh_q[STAGED ? BM * KS4 : 1u];
 #define K_T coopmat<float16_t, gl_ScopeWorkgroup, D, BN, gl_MatrixUseB>
 #define V_B coopmat<float16_t, gl_ScopeWorkgroup, BN, D, gl_MatrixUseB>
 #define P_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>
+// O's accumulator: f32, or f16 in the FT_O_F16 module (an experiment: llama.cpp's cm2 shader accumulates O in f16,
+// which halves O's registers; flashtile keeps f32 by default, as FlashAttention and cuDNN do).
+#ifdef FT_O_F16
+#define O_ACC coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseAccumulator>
+#define O_CAST(x) O_ACC(x)
+#else
+#define O_ACC ACC(BM, D)
+#define O_CAST(x) x
+#endif
 
 float max_op(const in float a, const in float b) { return max(a, b); }
 float add_op(const in float a, const in float b) { return a + b; }
@@ -235,7 +244,7 @@ void load_q(out Q_A q_a) {
 
 // One KV tile: scores, online softmax, O update. l_w/m_w (BM x BN) are used when NARROW is 0, l_n/m_n (BM x NW)
 // otherwise; the unused pair is dead code.
-void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(BM, D) o, inout ACC(BM, BN) l_w,
+void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout O_ACC o, inout ACC(BM, BN) l_w,
                  inout ACC(BM, BN) m_w, inout ACC(BM, NW) l_n, inout ACC(BM, NW) m_n) {
   // ---- load_kv_tile + compute_scores ----
   K_T k_t;
@@ -284,7 +293,7 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(
     if (!STAGED) load_v(v_b, n0, kv_mode);
     ACC(BM, D) alpha_d;
     coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
-    o *= alpha_d;
+    o *= O_CAST(alpha_d);
   } else {
     // Row values as BM x NW matrices; a row reduction may produce any number of columns (GLSL_NV_cooperative_matrix2).
     ACC(BM, NW) rowmax, m_new, alpha;
@@ -320,7 +329,7 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout ACC(
     if (rescale) {
       ACC(BM, D) alpha_d;
       coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
-      o *= alpha_d;
+      o *= O_CAST(alpha_d);
     }
   }
 
@@ -360,7 +369,7 @@ void main() {
   }
 
   const float m_init = FOLD ? FT_M_NONE : FT_NEG_INF;
-  ACC(BM, D) o = ACC(BM, D)(0.0);
+  O_ACC o = O_ACC(0.0);
   ACC(BM, BN) l_w = ACC(BM, BN)(0.0);
   ACC(BM, BN) m_w = ACC(BM, BN)(m_init);
   ACC(BM, NW) l_n = ACC(BM, NW)(0.0);
@@ -399,15 +408,20 @@ void main() {
     coopMatPerElementNV(inv_l, l_n, inv_op);
     coopMatReduceNV(inv_d, inv_l, gl_CooperativeMatrixReduceRowNV, smear_op);
   }
-  o *= inv_d;
+#ifdef FT_O_F16
+  ACC(BM, D) of = ACC(BM, D)(o);
+#else
+#define of o
+#endif
+  of *= inv_d;
   if (DTYPE == FT_DTYPE_F16 && pc.n_splits == 1u) {
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> tl_o = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
     tl_o = setTensorLayoutDimensionNV(tl_o, pc.Sq, D);
     tl_o = setTensorLayoutStrideNV(tl_o, pc.o_ss, 1);
     coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseAccumulator> o16 =
-        coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseAccumulator>(o);
+        coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseAccumulator>(of);
     coopMatStoreTensorNV(o16, o_data, ft_o_base(b, 0u, h), sliceTensorLayoutNV(tl_o, m0, BM, 0, D));
   } else {
-    coopMatPerElementNV(o, o, store_o_op, 0u);
+    coopMatPerElementNV(of, of, store_o_op, 0u);
   }
 }

@@ -374,6 +374,11 @@ std::vector<ShaderVariant> coopmat2_variants() {
       v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg) +
                  cm2_opt_name(opt);
       v.spirv = "attn_coopmat2";
+      // FLASHTILE_VKCM2_O16=1: O accumulated in f16 (an experiment; see attn_coopmat2.comp's O_ACC).
+      if (env_is("FLASHTILE_VKCM2_O16", '1')) {
+        v.spirv = "attn_coopmat2_o16";
+        v.kernel += "_o16";
+      }
       v.wg_size = t.wg;
       v.block_m = t.block_m;
       v.block_n = t.block_n;
