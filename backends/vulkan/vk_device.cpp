@@ -325,8 +325,11 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (a.causal && reverse_rows_) pc.flags |= kFlagReverseRows;
     // Causal: and the longest rows of every head before any shorter ones, where the variant won with it
     // (FLASHTILE_VK_ROWS_OUTER=0: per head everywhere, 1: everywhere).
-    if (a.causal && (rows_outer_ == 1 || (rows_outer_ < 0 && v->rows_outer))) pc.flags |= kFlagRowsOuter;
     pc.n_splits = choose_splits(*v, a);
+    const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
+    // ft_wg's linear workgroup index is 32-bit.
+    const bool fits32 = std::uint64_t{row_tiles} * pc.n_splits * pc.Hq * pc.B <= 0xffffffffull;
+    if (a.causal && fits32 && (rows_outer_ == 1 || (rows_outer_ < 0 && v->rows_outer))) pc.flags |= kFlagRowsOuter;
 
     VkBuffer scratch = dummy_;
     if (pc.n_splits > 1) scratch = ensure_scratch(scratch_floats(a.batch, a.heads_q, a.seqlen_q, pc.n_splits, a.head_dim) * 4);
@@ -353,7 +356,6 @@ class VulkanDevice final : public detail::DeviceImpl {
     bind_descriptors(cb, bufs);
     fn_.vkCmdPushConstants(cb, pipe_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
     fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, attn);
-    const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
     fn_.vkCmdDispatch(cb, row_tiles * pc.n_splits, pc.Hq, pc.B);
     if (pc.n_splits > 1) {
       barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
