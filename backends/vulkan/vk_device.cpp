@@ -323,11 +323,10 @@ class VulkanDevice final : public detail::DeviceImpl {
     pc.flags = a.has_lse ? kFlagWriteLse : 0u;
     // Causal: long rows first (shorter grid tail). FLASHTILE_VK_REVERSE_ROWS=0 keeps launch order = row order.
     if (a.causal && reverse_rows_) pc.flags |= kFlagReverseRows;
-    // Causal: and the longest rows of every head before any shorter ones, where the variant won with it
-    // (FLASHTILE_VK_ROWS_OUTER=0: per head everywhere, 1: everywhere).
     pc.n_splits = choose_splits(*v, a);
     const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
-    // ft_wg's linear workgroup index is 32-bit.
+    // Causal: and the longest rows of every head before any shorter ones, where the variant won with it
+    // (FLASHTILE_VK_ROWS_OUTER=0: per head everywhere, 1: everywhere), while ft_wg's 32-bit linear index fits.
     const bool fits32 = std::uint64_t{row_tiles} * pc.n_splits * pc.Hq * pc.B <= 0xffffffffull;
     if (a.causal && fits32 && (rows_outer_ == 1 || (rows_outer_ < 0 && v->rows_outer))) pc.flags |= kFlagRowsOuter;
 
