@@ -534,7 +534,7 @@ void sm90_run(const FwdParams& f) {
   int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * per_sm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
-  p.m_major = kCausal && ctas > 0;
+  p.m_major = kCausal && (sm90_m_major_override != 0 ? sm90_m_major_override > 0 : ctas > 0);
   if (grid == 0) return;
   const auto stream = static_cast<cudaStream_t>(f.stream);
   // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
