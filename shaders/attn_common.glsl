@@ -155,8 +155,8 @@ uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h
 // Scratch layout (f32): per (b, h, row, split) a record of HEAD_DIM + 1 floats: the split's normalized output
 // O_s = acc / l (HEAD_DIM floats) then its log2-domain LSE m + log2(l) (-inf when the split saw no key; O_s = 0).
 // The reduce pass (attn_splitkv_reduce.comp, shared by every path) combines the records and writes O and LSE.
-// With FT_FLAG_REVERSE_ROWS (set for causal calls) the first workgroups take the last row tiles, which see the most
-// keys, so the grid's tail is short work instead of the longest rows (a 1D grid launches in x order).
+
+// ---- Launch order -------------------------------------------------------------------------------------------------
 // The workgroup's (row tile * n_splits + split, head, batch). A grid launches in linear order, x fastest. With
 // FT_FLAG_ROWS_OUTER (causal) that order is read with the row tile slowest instead: the longest rows of every head
 // first and the shortest last (list scheduling's longest-first), where x fastest leaves a tail of mixed lengths.
@@ -168,6 +168,8 @@ uvec3 ft_wg() {
 }
 uint ft_head() { return ft_wg().y; }
 uint ft_batch() { return ft_wg().z; }
+// With FT_FLAG_REVERSE_ROWS (set for causal calls) the first workgroups take the last row tiles, which see the most
+// keys, so the grid's tail is short work instead of the longest rows.
 uint ft_row_tile() {
   uint t = ft_wg().x / pc.n_splits;
   return (pc.flags & FT_FLAG_REVERSE_ROWS) != 0u ? gl_NumWorkGroups.x / pc.n_splits - 1u - t : t;

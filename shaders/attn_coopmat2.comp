@@ -424,4 +424,5 @@ void main() {
   } else {
     coopMatPerElementNV(of, of, store_o_op, 0u);
   }
+#undef of
 }

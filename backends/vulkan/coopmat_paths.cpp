@@ -4,7 +4,7 @@
 // KHR: one SPIR-V module, specialized per coopmat shape (ids 16..18), subgroup size, tile, Q placement (id 19), K/V
 // register prefetch (id 20) and the register softmax (id 28: the softmax on the accumulators, for NVIDIA's
 // 16x16x16 family where the device's probe found the accumulator layout, Caps::khr_acc_layout; gated entries ahead
-// of the plain ones) with its short-sequence options (id 29, non-causal calls).
+// of the plain ones) with its short-sequence options (id 29: 7 on non-causal calls, 3 on causal ones).
 // A variant exists per (shape family, head dim, tile); the device keeps those whose shape it advertises
 // (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: f16 x f16 -> f32, subgroup scope), whose subgroup size it can
 // require, and whose shared memory fits; the first of those, in table order (fastest first), runs. Tiles are sized
