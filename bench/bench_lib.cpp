@@ -57,6 +57,7 @@ struct Args {
   std::vector<std::int64_t> dims, seqs;  // empty: all
   int causal = -1;                       // -1 both
   bool grid = true, quick = false, lse = false, check = true;
+  bool reduced = false;  // Options::allow_reduced_precision_accumulation
   std::vector<cases::Case> shapes;
   int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
   double warmup_ms = 200;                 // and at least this long (GPU clocks ramp up; Vulkan idles them)
@@ -80,6 +81,8 @@ void usage(std::FILE* f) {
       "  --iters N (30): median of N timed calls;  --sets N: input sets rotated (default: enough\n"
       "                        to move 512 MiB per rotation, 2..16)\n"
       "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
+      "  --reduced-precision   allow reduced-precision accumulation (Options::allow_reduced_precision_accumulation;\n"
+      "                        kernels that use it end in _o16)\n"
       "  --csv FILE  --json FILE   write the results\n",
       f);
 }
@@ -155,6 +158,8 @@ Args parse_args(int argc, char** argv) {
       a.lse = true;
     } else if (o == "--no-check") {
       a.check = false;
+    } else if (o == "--reduced-precision") {
+      a.reduced = true;
     } else if (o == "--warmup") {
       a.warmup = static_cast<int>(parse_int(value(i), "--warmup"));
     } else if (o == "--warmup-ms") {
@@ -460,6 +465,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
   opt.causal = c.causal;
   opt.path = path;
   opt.cuda_stream = timer.stream();
+  opt.allow_reduced_precision_accumulation = a.reduced;
   try {
     std::vector<InputSet> in;
     in.reserve(static_cast<std::size_t>(sets));

@@ -82,8 +82,12 @@ shared f16vec4 sh_q[STAGED ? BM * KS4 : 1u];
 #define K_T coopmat<float16_t, gl_ScopeWorkgroup, D, BN, gl_MatrixUseB>
 #define V_B coopmat<float16_t, gl_ScopeWorkgroup, BN, D, gl_MatrixUseB>
 #define P_A coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseA>
-// O's accumulator: f32, or f16 in the FT_O_F16 module (an experiment: llama.cpp's cm2 shader accumulates O in f16,
-// which halves O's registers; flashtile keeps f32 by default, as FlashAttention and cuDNN do).
+// O's accumulator: f32, or f16 in the FT_O_F16 module (attn_coopmat2_o16), which only calls allowing reduced
+// precision take (Options::allow_reduced_precision_accumulation). f16 O halves O's registers; llama.cpp's cm2 shader
+// accumulates O in f16 too. By default flashtile keeps f32, as FlashAttention and cuDNN do.
+// Headroom: P is scaled by 2^-o_shift, o_shift = max(0, floor(log2 Sk) - 10), so that l = sum(P) < 2^11 and
+// |O| <= l max|v| stays below f16's 65504 while |v| < 32, at any Sk. l carries the same factor (O / l is unchanged) and
+// the LSE adds o_shift back.
 #ifdef FT_O_F16
 #define O_ACC coopmat<float16_t, gl_ScopeWorkgroup, BM, D, gl_MatrixUseAccumulator>
 #define O_CAST(x) O_ACC(x)
@@ -122,6 +126,9 @@ uint b, h, hk, m0, split;
 uint kv_end;      // keys >= kv_end are out of this workgroup's range (ragged end, causal limit, split end)
 int diag;         // m0 + Sk - Sq: row r sees keys <= r + diag (causal)
 uint k_base, v_base;
+#ifdef FT_O_F16
+float o_shift;    // log2 of P's headroom factor (see O_ACC)
+#endif
 
 // Per-element stores (bf16 output, split-KV records): row r of the tile, column c of the head dim.
 float store_o_op(const in uint r, const in uint c, const in float o, const in uint unused) {
@@ -139,7 +146,11 @@ float store_o_op(const in uint r, const in uint c, const in float o, const in ui
 float store_lse_op(const in uint r, const in uint c, const in float l, const in float m) {
   uint row = m0 + r;
   if (c == 0u && row < pc.Sq) {
+#ifdef FT_O_F16
+    float lse2 = l > 0.0 ? m + o_shift + log2(l) : FT_NEG_INF;
+#else
     float lse2 = l > 0.0 ? m + log2(l) : FT_NEG_INF;
+#endif
     if (pc.n_splits > 1u) {
       scratch_data[ft_scratch_record(b, h, row, split) + D] = lse2;
     } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
@@ -281,7 +292,11 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout O_AC
     coopMatReduceNV(rowmax, s, gl_CooperativeMatrixReduceRowNV, max_op);
     if (FOLD) rowmax *= pc.scale_log2;  // max(s) * scale = max(s * scale): rounding is monotonic
     coopMatPerElementNV(m_new, rowmax, max2_op, m_w);
+#ifdef FT_O_F16
+    coopMatPerElementNV(p, s, exp_op, m_new + ACC(BM, BN)(o_shift));
+#else
     coopMatPerElementNV(p, s, exp_op, m_new);
+#endif
     coopMatPerElementNV(alpha, m_w, alpha_op, m_new);
     m_w = m_new;
     p_a = P_A(p);
@@ -313,7 +328,11 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout O_AC
       m_n = m_new;
     }
     ACC(BM, BN) m_wide, p;
+#ifdef FT_O_F16
+    coopMatReduceNV(m_wide, m_n + ACC(BM, NW)(o_shift), gl_CooperativeMatrixReduceRowNV, smear_op);
+#else
     coopMatReduceNV(m_wide, m_n, gl_CooperativeMatrixReduceRowNV, smear_op);
+#endif
     coopMatPerElementNV(p, s, exp_op, m_wide);
     p_a = P_A(p);
     const coopmat<float16_t, gl_ScopeWorkgroup, BN, NW, gl_MatrixUseB> ones =
@@ -355,6 +374,9 @@ void main() {
   }
   k_base = ft_k_base(b, 0u, hk);
   v_base = ft_v_base(b, 0u, hk);
+#ifdef FT_O_F16
+  o_shift = float(max(0, findMSB(pc.Sk) - 10));
+#endif
 
   // ---- load_q ----
   Q_A q_a;

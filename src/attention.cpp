@@ -19,6 +19,7 @@ Result plan_or_run(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
   r.path = plan.path;
   r.kernel = plan.kernel;
   r.note = plan.note;
+  r.reduced_precision = plan.reduced_precision;
   r.asynchronous = run && (args.cuda_stream || args.vk_command_buffer);
   return r;
 }

@@ -52,6 +52,7 @@ struct AttnArgs {
   bool causal = false;
   void* cuda_stream = nullptr;
   void* vk_command_buffer = nullptr;
+  bool allow_reduced_precision = false;  // Options::allow_reduced_precision_accumulation
 };
 
 // The outcome of plan(): the path that will run (or none), and why faster paths were passed over.
@@ -60,6 +61,7 @@ struct Plan {
   Path path = Path::CpuReference;
   std::string kernel;  // variant name, for Result::kernel
   std::string note;    // one line per path passed over: "cuda_sm90: device is sm_86, needs sm_90"
+  bool reduced_precision = false;  // the kernel accumulates O in f16 (only where the call allowed it)
 };
 
 class DeviceImpl {
@@ -100,6 +102,7 @@ struct PathCheck {
   Path path;
   std::string why_not;  // empty: usable
   std::string kernel;
+  bool reduced_precision = false;
 };
 Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device);
 

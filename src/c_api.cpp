@@ -136,6 +136,7 @@ flashtile::Options to_options(const ft_options* o) {
   }
   opt.cuda_stream = o->cuda_stream;
   opt.vk_command_buffer = o->vk_command_buffer;
+  opt.allow_reduced_precision_accumulation = o->allow_reduced_precision_accumulation != 0;
   return opt;
 }
 
@@ -145,6 +146,7 @@ void fill_result(const flashtile::Result& r, ft_result* out) {
   out->backend = static_cast<int>(r.backend);
   out->path = static_cast<int>(r.path);
   out->asynchronous = r.asynchronous ? 1 : 0;
+  out->reduced_precision = r.reduced_precision ? 1 : 0;
   copy_string(out->path_name, sizeof(out->path_name), std::string(flashtile::to_string(r.path)));
   copy_string(out->kernel, sizeof(out->kernel), r.kernel);
   copy_string(out->note, sizeof(out->note), r.note);

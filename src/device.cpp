@@ -116,7 +116,7 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
         known += to_string(c.path);
         continue;
       }
-      if (c.why_not.empty()) return Plan{true, c.path, c.kernel, {}};
+      if (c.why_not.empty()) return Plan{true, c.path, c.kernel, {}, c.reduced_precision};
       throw Error(ErrorCode::Unsupported, "options.path: " + std::string(to_string(c.path)) + " cannot run this call on " +
                                               device + ": " + c.why_not);
     }
@@ -125,7 +125,7 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   }
   std::string note;
   for (const PathCheck& c : order) {
-    if (c.why_not.empty()) return Plan{true, c.path, c.kernel, note};
+    if (c.why_not.empty()) return Plan{true, c.path, c.kernel, note, c.reduced_precision};
     note += note.empty() ? "" : "\n";
     note += std::string(to_string(c.path)) + ": " + c.why_not;
   }

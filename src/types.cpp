@@ -115,6 +115,6 @@ std::uint16_t float_to_bf16(float f) {
 
 float bf16_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
-const char* version_string() { return "0.1.0"; }
+const char* version_string() { return "0.2.0"; }
 
 }  // namespace flashtile

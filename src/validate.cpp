@@ -196,6 +196,7 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
   a.causal = options.causal;
   a.cuda_stream = options.cuda_stream;
   a.vk_command_buffer = options.vk_command_buffer;
+  a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
   return a;
 }
 

@@ -27,13 +27,17 @@ std::vector<Device> selected_devices() {
 
 // Runs case c on one path against the CPU reference (the CHECKs below); returns the reason when the path refuses
 // the call (Unsupported), "" when it ran; kernels collects the base names (before '<') of the kernels that ran.
+// allow_reduced sets Options::allow_reduced_precision_accumulation: a kernel that then accumulated in f16 is held to
+// reduced_out_tolerance; without it no kernel may.
 std::string check_case(const Device& dev, Path path, const cases::Case& c, std::uint64_t seed,
-                       std::set<std::string>& kernels) {
-  Problem p = make_problem(dev, c, seed);
+                       std::set<std::string>& kernels, bool allow_reduced = false, const Inputs& in = {},
+                       bool* reduced = nullptr) {
+  Problem p = make_problem(dev, c, seed, in);
   Options opt;
   opt.causal = c.causal;
   opt.path = path;
   opt.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  opt.allow_reduced_precision_accumulation = allow_reduced;
   Result r;
   try {
     r = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
@@ -47,8 +51,11 @@ std::string check_case(const Device& dev, Path path, const cases::Case& c, std::
   kernels.insert(r.kernel.substr(0, r.kernel.find('<')));
   const Reference ref = reference(p, *opt.scale);
   const Comparison cmp = compare(p, ref, true);
+  if (!allow_reduced) CHECK_FALSE(r.reduced_precision);
+  if (reduced) *reduced = r.reduced_precision;
+  INFO("kernel ", r.kernel, ", rel_error ", cmp.rel_error);
   CHECK(cmp.nan_out == 0);
-  CHECK(cmp.rel_error <= out_tolerance(c.dtype));
+  CHECK(cmp.rel_error <= (r.reduced_precision ? reduced_out_tolerance(c.dtype) : out_tolerance(c.dtype)));
   CHECK(cmp.lse_error <= lse_tolerance(c.dtype));
   CHECK(cmp.bad_masked == 0);
   CHECK(cmp.padding_touched == 0);
@@ -85,6 +92,70 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
       CHECK(ran > 0);
     }
   }
+}
+
+// Options::allow_reduced_precision_accumulation. A path that then accumulates O in f16 (Result::reduced_precision)
+// runs every conformance case at reduced_out_tolerance, long rows (Sk 16384, where f16 O rounds most), and the
+// overflow headroom: uniform attention (q = 0) over v near 24, where O = sum(v) would reach 393k at Sk 16384 without
+// the shader's 2^-shift on P. A path that ignores the permission must pick the same kernel as without it.
+TEST_CASE("conformance: reduced-precision accumulation, where a path takes the permission") {
+  int reduced_paths = 0;
+  const auto all = cases::conformance_cases();
+  for (const Device& dev : selected_devices()) {
+    for (Path path : dev.info().paths) {
+      INFO("device ", dev.info().name, ", path ", to_string(path));
+      const cases::Case probe{1, 64, 256, 2, 2, 128, false, DType::F16};
+      Problem pp = make_problem(dev, probe, config().seed);
+      Options opt;
+      opt.path = path;
+      Result plain, allowed;
+      try {
+        plain = plan_attention(pp.q.view, pp.k.view, pp.v.view, pp.out.view, nullptr, opt);
+        opt.allow_reduced_precision_accumulation = true;
+        allowed = plan_attention(pp.q.view, pp.k.view, pp.v.view, pp.out.view, nullptr, opt);
+      } catch (const Error& e) {
+        CHECK_MESSAGE(e.code() == ErrorCode::Unsupported, e.what());
+        continue;  // the path cannot run the probe case at all (CHECKed by the suite above)
+      }
+      CHECK_FALSE(plain.reduced_precision);
+      if (!allowed.reduced_precision) {
+        CHECK(allowed.kernel == plain.kernel);
+        continue;
+      }
+      ++reduced_paths;
+      CHECK(allowed.kernel != plain.kernel);
+      int ran = 0, reduced = 0;
+      std::set<std::string> kernels;
+      std::vector<std::pair<cases::Case, Inputs>> list;
+      for (const cases::Case& c : all) list.push_back({c, Inputs{}});
+      for (std::int64_t d : {64, 128, 256})
+        for (bool causal : {false, true}) list.push_back({cases::Case{1, 64, 16384, 4, 2, d, causal, DType::F16}, {}});
+      list.push_back({cases::Case{1, 64, 16384, 2, 2, 128, false, DType::F16}, Inputs{0.0f, 24.0f}});
+      list.push_back({cases::Case{1, 64, 16384, 2, 1, 256, true, DType::F16}, Inputs{0.0f, 24.0f}});
+      list.push_back({cases::Case{1, 64, 2000, 2, 2, 64, false, DType::F16}, Inputs{0.0f, 24.0f}});
+      for (std::size_t ci = 0; ci < list.size(); ++ci) {
+        const auto& [c, in] = list[ci];
+        INFO("case ", c.name(), in.v_offset != 0 ? " (q = 0, v + 24)" : "", ", seed ", config().seed + ci);
+        bool used = false;
+        const std::string refusal = check_case(dev, path, c, config().seed + ci, kernels, true, in, &used);
+        if (!refusal.empty()) {
+          if (c.required) FAIL_CHECK("a required case was refused: ", refusal);
+          continue;
+        }
+        ++ran;
+        reduced += used ? 1 : 0;
+      }
+      std::string names;
+      for (const std::string& k : kernels) names += (names.empty() ? "" : ", ") + k;
+      std::printf("conformance (reduced precision allowed): %s / %s: %d cases ran, %d of them in reduced precision; "
+                  "kernels: %s\n",
+                  dev.info().name.c_str(), std::string(to_string(path)).c_str(), ran, reduced, names.c_str());
+      CHECK(reduced > 0);
+    }
+  }
+  if (reduced_paths == 0)
+    MESSAGE("skipped: no path of the selected devices accumulates in reduced precision (vulkan_coopmat2 does, on "
+            "devices with VK_NV_cooperative_matrix2); checked that each path picks the same kernel with the permission");
 }
 
 // Views at element offsets that break wide accesses run correctly, or are passed over with the alignment rule where

@@ -128,3 +128,20 @@ TEST_CASE("causal masks align to the bottom-right; rows with no key give 0 and -
   CHECK(o8[16] == doctest::Approx((2.0 * w0 + 6.0 * w1) / (w0 + w1)));
   CHECK(lse[2] == doctest::Approx(std::log(w0 + w1)));
 }
+
+TEST_CASE("the CPU reference ignores the reduced-precision permission") {
+  const Device cpu = Device::open(Backend::Cpu);
+  const cases::Case c{1, 17, 33, 2, 1, 16, true, DType::F32, false, true};
+  Problem p = make_problem(cpu, c, config().seed);
+  Options opt;
+  opt.causal = true;
+  const Result plain = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, nullptr, opt);
+  const std::vector<float> want = p.out.read();
+  opt.allow_reduced_precision_accumulation = true;
+  poison(p.out);
+  const Result allowed = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, nullptr, opt);
+  CHECK_FALSE(plain.reduced_precision);
+  CHECK_FALSE(allowed.reduced_precision);
+  CHECK(allowed.kernel == plain.kernel);
+  CHECK(p.out.read() == want);
+}

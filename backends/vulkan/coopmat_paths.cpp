@@ -159,11 +159,13 @@ std::uint32_t cm2_narrow_auto(const Cm2Tile& t) { return std::min(t.wg <= 128 ? 
 // 64/128 it lost 14-20%, as did every other d 256 tile with it (64,64 106-110; 64,16 102-116; 32,32 90-102).
 // Q staged once in shared memory and loaded per tile gave wrong f16 results at every head dim (call 2; removed), as
 // Q in shared memory did in session 5: the driver's shared memory seems to overlap the shader's on the tensor path.
-Cm2Opt cm2_default_opt(const Cm2Tile& t, std::uint32_t d) {
+// With O in f16 (o16) d 256 holds Q in registers: O's 64 fewer registers a thread leave room for it, and no spills
+// (session 12 call 2, bench/results/2026-11-30_h200_session12: 204-214 TFLOP/s against 152-167 reloading Q).
+Cm2Opt cm2_default_opt(const Cm2Tile& t, std::uint32_t d, bool o16) {
   Cm2Opt o;
   o.aligned = 1;
   o.narrow = cm2_narrow_auto(t), o.fold = 1;
-  o.qreload = d >= 256 ? 1 : 0;
+  o.qreload = d >= 256 && !o16 ? 1 : 0;
   return o;
 }
 
@@ -172,9 +174,9 @@ Cm2Opt cm2_default_opt(const Cm2Tile& t, std::uint32_t d) {
 // load clamped), "narrow" (id 24 at the granularity above) or "narrowN" (N columns, a multiple of 8 up to block_n),
 // "fold" (id 25), "lazy" (id 26; implies narrow and fold), "qgl" (id 27: Q reloaded per tile through its tensor
 // layout). Unknown words are reported once and ignored.
-Cm2Opt cm2_opt(const Cm2Tile& t, std::uint32_t d) {
+Cm2Opt cm2_opt(const Cm2Tile& t, std::uint32_t d, bool o16) {
   const char* env = std::getenv("FLASHTILE_VKCM2_OPT");
-  if (!env) return cm2_default_opt(t, d);
+  if (!env) return cm2_default_opt(t, d, o16);
   Cm2Opt o;
   std::string s(env);
   for (std::size_t pos = 0; pos <= s.size();) {
@@ -221,7 +223,7 @@ std::string cm2_opt_name(const Cm2Opt& o) {
   return n;
 }
 
-Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
+Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
   if (dt == DType::F16 && cm2_stage_f16()) {
     if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
       unsigned bm = 0, bn = 0, wg = 0;
@@ -234,6 +236,13 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
       unsigned bm = 0, bn = 0, wg = 0;
       if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
     }
+    // O in f16 (reduced precision) halves O's registers, which lets 128-row tiles run: session 12 calls 3-5
+    // (bench/results/2026-11-30_h200_session12), one process each, TFLOP/s non-causal 1k/4k/16k, causal 1k/4k/16k:
+    // d 64 128,64,256 201/242/264, 154/213/239 (128,64,128 197/240/272, 147/205/234; 64,64,128 181/214/230,
+    // 150/199/219; 256,64,256 and 128,32,256 lost 8-30%); d 128 128,64,128 215/266/284, 166/236/270 (64,128,128
+    // 205/245/259, 164/228/258; 128,128,256 194/246/259; 128,64,256 168/219/229); d 256 (4k/16k, Q in registers)
+    // 128,64,256 239/248, 227/261 (64,64,128 233/231, 223/245; 64,32,128 206/203, 198/214; 64,128,128 timed out).
+    if (o16) return d <= 64 ? Cm2Tile{128, 64, 256} : d <= 128 ? Cm2Tile{128, 64, 128} : Cm2Tile{128, 64, 256};
     // Session 4 (bench/results/2026-11-29_h200_session4, two processes each, with aligned+narrow+fold): d 128
     // 64,64,128 beat the former 128,64,256 by 22-30%. Earlier single-process sweeps here mixed in idle-clock figures.
     // d 256: 64,32,128 spills (255 registers, 448 bytes local) and still beat every tile with less O per invocation
@@ -242,9 +251,11 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt) {
     // 79/74/70/79; bench/results/2026-11-30_h200_session5).
     // d 128 with 128-key tiles (session 9 call 4, bench/results/2026-11-30_h200_session9, one process each, the default
     // timed first and last within 0.3%): non-causal 194.6/231.4/243.2 at 1k/4k/16k against 187.5/221.6/234.2, causal
-    // 149.2/205.6/227.4 against 152.9/202.2/219.3, although it spills 320 bytes. d 64: 128,64,256 -35..21%, 64,32,128
-    // -16%, 128,32,256 -13..24%; d 128: 128,64,256 -13..6%, 64,32,128 -24..16%.
-    return d <= 64 ? Cm2Tile{64, 64, 128} : d <= 128 ? Cm2Tile{64, 128, 128} : Cm2Tile{64, 32, 128};
+    // 149.2/205.6/227.4 against 152.9/202.2/219.3, although it spills 320 bytes. d 128: 128,64,256 -13..6%, 64,32,128
+    // -24..16%; 128,64,128 -4..12% (session 12 call 5).
+    // d 64 128,64,128 (session 12 call 5): 190/231/256, 148/207/234 against 64,64,128's 182/215/228, 149/196/214 (call
+    // 3); earlier, 128,64,256 -35..21%, 64,32,128 -16%, 128,32,256 -13..24% (session 4).
+    return d <= 64 ? Cm2Tile{128, 64, 128} : d <= 128 ? Cm2Tile{64, 128, 128} : Cm2Tile{64, 32, 128};
   }
   // bf16 stages K/V (one buffer) and Q in shared memory: keep within 48 KB.
   return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
@@ -361,87 +372,96 @@ std::uint32_t khr_layout_from_probe(const std::uint16_t* o) {
   return 0;
 }
 
+namespace {
+
+// One coopmat2 table entry for head dim d and dtype dt, O in f16 when o16 (reduced precision), and before it the
+// entry with one loop body (id 30) where that won.
+void add_coopmat2(std::vector<ShaderVariant>& out, std::uint32_t d, DType dt, bool o16) {
+  const Cm2Tile t = cm2_tile(d, dt, o16);
+  ShaderVariant v;
+  v.path = Path::VulkanCoopmat2;
+  const bool staged = dt != DType::F16 || cm2_stage_f16();
+  Cm2Opt opt = cm2_opt(t, d, o16);
+  if (staged) opt.qreload = 0;  // staged Q comes from shared memory
+  v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg) +
+             cm2_opt_name(opt) + (o16 ? "_o16" : "");
+  // O accumulated in f16 (attn_coopmat2.comp's FT_O_F16): for calls that allow reduced precision only.
+  v.spirv = o16 ? "attn_coopmat2_o16" : "attn_coopmat2";
+  v.reduced_precision = o16;
+  v.wg_size = t.wg;
+  v.block_m = t.block_m;
+  v.block_n = t.block_n;
+  v.head_dims = {d};
+  v.dtypes = {dt};
+  v.shared_bytes = cm2_shared_bytes(d, dt, t);
+  v.needs_16bit_storage = true;
+  v.needs_float16 = true;
+  v.needs_coopmat = true;
+  v.needs_coopmat2 = true;
+  v.split_kv = true;
+  v.rows_outer = d == 256;
+  // K/V tensor loads are clamped on every tile by default; FLASHTILE_VKCM2_CLAMP=0 loads full tiles through
+  // unclamped layouts instead. H200, 2026-11-29, GPU timestamps (bench/results/2026-11-29_h200_vulkan): the
+  // unclamped loads ran at 5-39 TFLOP/s on every d and length; the clamped ones were faster on 17 of 18 cells,
+  // median 3.1x (d128 4k non-causal 162 vs 23).
+  v.extra_spec = {{kSpecCm2Unclamped, env_is("FLASHTILE_VKCM2_CLAMP", '0') ? 1u : 0u},
+                  {kSpecCm2StageF16, staged ? 1u : 0u},
+                  {kSpecCm2AlignedLoads, opt.aligned},
+                  {kSpecCm2Narrow, opt.narrow},
+                  {kSpecCm2FoldScale, opt.fold},
+                  {kSpecCm2LazyRescale, opt.lazy},
+                  {kSpecCm2QReload, opt.qreload}};
+  // Tensor-layout loads and stores need 16-byte aligned element offsets (GLSL_NV_cooperative_matrix2); other calls
+  // go to the next path with the reason.
+  if (!staged) v.align_elems = 8;
+  const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
+  v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
+    if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";
+    if (!c.shader_int16) return "device lacks shaderInt16";
+    if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat2 SPIR-V declares it)";
+    if (!c.cm2_flexible_dimensions) return "device lacks cooperativeMatrixFlexibleDimensions";
+    if (!c.cm2_reductions) return "device lacks cooperativeMatrixReductions";
+    if (!c.cm2_conversions) return "device lacks cooperativeMatrixConversions";
+    if (!c.cm2_per_element_operations) return "device lacks cooperativeMatrixPerElementOperations";
+    if (!c.cm2_tensor_addressing) return "device lacks cooperativeMatrixTensorAddressing";
+    if (c.cm2_max_workgroup_size && wg > c.cm2_max_workgroup_size)
+      return "workgroup size " + std::to_string(wg) + " above cooperativeMatrixWorkgroupScopeMaxWorkgroupSize " +
+             std::to_string(c.cm2_max_workgroup_size);
+    const std::uint32_t dim = std::max(std::max(bm, bn), d);
+    if (c.cm2_max_dimension && dim > c.cm2_max_dimension)
+      return "tile dimension " + std::to_string(dim) + " above cooperativeMatrixFlexibleDimensionsMaxDimension";
+    if (sh + c.cm2_reserved_shared_memory > c.max_shared_memory)
+      return "needs " + std::to_string(sh + c.cm2_reserved_shared_memory) + " bytes of shared memory";
+    return "";
+  };
+  // Calls whose K/V tiles are all full (Sk a multiple of BLOCK_N) take an entry with one loop body (id 30)
+  // first, on aligned f16 tensor loads, where that won: session 11 call 1 (bench/results/
+  // 2026-11-30_h200_session11), twice interleaved against the peeled form: d128 causal +4.2/+2.2/+2.8% at
+  // 1k/4k/16k, d64 +1.2/+1.3/-0.2% non-causal and +0.6/+0.2/-0.1% causal; but d128 non-causal -0.6/-2.5/-2.5% and
+  // d256 causal -1.7/-2.2% at 4k/16k. FLASHTILE_VKCM2_FULL=0 leaves it out (A/B). Session 12 timed the f16-O tiles
+  // with this same rule.
+  if (!staged && opt.aligned == 1 && d <= 128 && !env_is("FLASHTILE_VKCM2_FULL", '0')) {
+    ShaderVariant full = v;
+    full.kernel += "_full";
+    full.extra_spec.push_back({kSpecCm2AllFull, 1u});
+    full.call_check = [bn, d](const Caps&, const detail::AttnArgs& a) -> std::string {
+      if (!a.causal && d != 64) return "id 30 lost to the peeled form on non-causal d128 calls";
+      return a.seqlen_k % bn == 0 ? "" : "seqlen_k is not a multiple of " + std::to_string(bn) + " (id 30)";
+    };
+    out.push_back(std::move(full));
+  }
+  out.push_back(std::move(v));
+}
+
+}  // namespace
+
+// Per head dim: f16 with O in f16 first (taken only by calls that allow reduced precision), then f16, then bf16.
 std::vector<ShaderVariant> coopmat2_variants() {
   std::vector<ShaderVariant> out;
   for (std::uint32_t d : {64u, 128u, 256u}) {
-    for (DType dt : {DType::F16, DType::BF16}) {
-      const Cm2Tile t = cm2_tile(d, dt);
-      ShaderVariant v;
-      v.path = Path::VulkanCoopmat2;
-      const bool staged = dt != DType::F16 || cm2_stage_f16();
-      Cm2Opt opt = cm2_opt(t, d);
-      if (staged) opt.qreload = 0;  // staged Q comes from shared memory
-      v.kernel = std::string("vk_coopmat2_") + (staged ? "staged" : "tensor") + "_wg" + std::to_string(t.wg) +
-                 cm2_opt_name(opt);
-      v.spirv = "attn_coopmat2";
-      // FLASHTILE_VKCM2_O16=1: O accumulated in f16 (an experiment; see attn_coopmat2.comp's O_ACC).
-      if (env_is("FLASHTILE_VKCM2_O16", '1')) {
-        v.spirv = "attn_coopmat2_o16";
-        v.kernel += "_o16";
-      }
-      v.wg_size = t.wg;
-      v.block_m = t.block_m;
-      v.block_n = t.block_n;
-      v.head_dims = {d};
-      v.dtypes = {dt};
-      v.shared_bytes = cm2_shared_bytes(d, dt, t);
-      v.needs_16bit_storage = true;
-      v.needs_float16 = true;
-      v.needs_coopmat = true;
-      v.needs_coopmat2 = true;
-      v.split_kv = true;
-      v.rows_outer = d == 256;
-      // K/V tensor loads are clamped on every tile by default; FLASHTILE_VKCM2_CLAMP=0 loads full tiles through
-      // unclamped layouts instead. H200, 2026-11-29, GPU timestamps (bench/results/2026-11-29_h200_vulkan): the
-      // unclamped loads ran at 5-39 TFLOP/s on every d and length; the clamped ones were faster on 17 of 18 cells,
-      // median 3.1x (d128 4k non-causal 162 vs 23).
-      v.extra_spec = {{kSpecCm2Unclamped, env_is("FLASHTILE_VKCM2_CLAMP", '0') ? 1u : 0u},
-                      {kSpecCm2StageF16, staged ? 1u : 0u},
-                      {kSpecCm2AlignedLoads, opt.aligned},
-                      {kSpecCm2Narrow, opt.narrow},
-                      {kSpecCm2FoldScale, opt.fold},
-                      {kSpecCm2LazyRescale, opt.lazy},
-                      {kSpecCm2QReload, opt.qreload}};
-      // Tensor-layout loads and stores need 16-byte aligned element offsets (GLSL_NV_cooperative_matrix2); other calls
-      // go to the next path with the reason.
-      if (!staged) v.align_elems = 8;
-      const std::uint32_t bm = t.block_m, bn = t.block_n, wg = t.wg, sh = v.shared_bytes;
-      v.device_check = [bm, bn, wg, d, sh](const Caps& c) -> std::string {
-        if (!c.cm2_workgroup_scope) return "device lacks cooperativeMatrixWorkgroupScope";
-        if (!c.shader_int16) return "device lacks shaderInt16";
-        if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat2 SPIR-V declares it)";
-        if (!c.cm2_flexible_dimensions) return "device lacks cooperativeMatrixFlexibleDimensions";
-        if (!c.cm2_reductions) return "device lacks cooperativeMatrixReductions";
-        if (!c.cm2_conversions) return "device lacks cooperativeMatrixConversions";
-        if (!c.cm2_per_element_operations) return "device lacks cooperativeMatrixPerElementOperations";
-        if (!c.cm2_tensor_addressing) return "device lacks cooperativeMatrixTensorAddressing";
-        if (c.cm2_max_workgroup_size && wg > c.cm2_max_workgroup_size)
-          return "workgroup size " + std::to_string(wg) + " above cooperativeMatrixWorkgroupScopeMaxWorkgroupSize " +
-                 std::to_string(c.cm2_max_workgroup_size);
-        const std::uint32_t dim = std::max(std::max(bm, bn), d);
-        if (c.cm2_max_dimension && dim > c.cm2_max_dimension)
-          return "tile dimension " + std::to_string(dim) + " above cooperativeMatrixFlexibleDimensionsMaxDimension";
-        if (sh + c.cm2_reserved_shared_memory > c.max_shared_memory)
-          return "needs " + std::to_string(sh + c.cm2_reserved_shared_memory) + " bytes of shared memory";
-        return "";
-      };
-      // Calls whose K/V tiles are all full (Sk a multiple of BLOCK_N) take an entry with one loop body (id 30)
-      // first, on aligned f16 tensor loads, where that won: session 11 call 1 (bench/results/
-      // 2026-11-30_h200_session11), twice interleaved against the peeled form: d128 causal +4.2/+2.2/+2.8% at
-      // 1k/4k/16k, d64 +1.2/+1.3/-0.2% non-causal and +0.6/+0.2/-0.1% causal; but d128 non-causal -0.6/-2.5/-2.5% and
-      // d256 causal -1.7/-2.2% at 4k/16k. FLASHTILE_VKCM2_FULL=0 leaves it out (A/B).
-      if (!staged && opt.aligned == 1 && d <= 128 && !env_is("FLASHTILE_VKCM2_FULL", '0')) {
-        ShaderVariant full = v;
-        full.kernel += "_full";
-        full.extra_spec.push_back({kSpecCm2AllFull, 1u});
-        full.call_check = [bn, d](const Caps&, const detail::AttnArgs& a) -> std::string {
-          if (!a.causal && d != 64) return "id 30 lost to the peeled form on non-causal d128 calls";
-          return a.seqlen_k % bn == 0 ? "" : "seqlen_k is not a multiple of " + std::to_string(bn) + " (id 30)";
-        };
-        out.push_back(std::move(full));
-      }
-      out.push_back(std::move(v));
-    }
+    if (!cm2_stage_f16()) add_coopmat2(out, d, DType::F16, true);
+    add_coopmat2(out, d, DType::F16, false);
+    add_coopmat2(out, d, DType::BF16, false);
   }
   return out;
 }

@@ -352,6 +352,8 @@ std::string device_reason(const ShaderVariant& v, const Caps& caps) {
 }
 
 std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::AttnArgs& a) {
+  if (v.reduced_precision && !a.allow_reduced_precision)
+    return "accumulates O in f16: needs Options::allow_reduced_precision_accumulation";
   if (std::find(v.dtypes.begin(), v.dtypes.end(), a.dtype) == v.dtypes.end())
     return "dtype " + std::string(to_string(a.dtype)) + " not supported";
   if (std::find(v.head_dims.begin(), v.head_dims.end(), static_cast<std::uint32_t>(a.head_dim)) == v.head_dims.end())

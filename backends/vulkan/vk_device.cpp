@@ -259,6 +259,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       const ShaderVariant* v = pick(p, args, &c.why_not);
       if (v) {
         c.kernel = kernel_name(*v, args);
+        c.reduced_precision = v->reduced_precision;
         const std::uint32_t splits = choose_splits(*v, args);
         if (splits > 1) c.kernel += "+splitkv" + std::to_string(splits);
       }
@@ -588,6 +589,9 @@ class VulkanDevice final : public detail::DeviceImpl {
     for (std::size_t i = 0; i < vs.size(); ++i) {
       const ShaderVariant& v = vs[i];
       if (!only_variant_.empty() && v.kernel.find(only_variant_) == std::string::npos) continue;
+      // Reduced-precision entries exist only for calls that allow them: passed over silently, so that their refusal
+      // never stands in for the real reason a path cannot run a call.
+      if (v.reduced_precision && !a.allow_reduced_precision) continue;
       if (!device_reasons[i].empty()) {
         if (first_device.empty()) first_device = device_reasons[i];
         continue;

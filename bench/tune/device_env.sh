@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH=$PWD/$FT_BUNDLE PYTHONUNBUFFERED=1
 conformance() {
   step "conformance"
   for b in "$@"; do
-    timeout 150 "$FT_BUNDLE"/flashtile_tests --ft-backend="$b" -tc='conformance*' >> "$OUT/conformance.log" 2>&1
+    timeout "${FT_CONF_TIMEOUT:-150}" "$FT_BUNDLE"/flashtile_tests --ft-backend="$b" -tc='conformance*' >> "$OUT/conformance.log" 2>&1
     echo "$b conformance exit $?"
   done
   grep -E "conformance:|test cases|Status" "$OUT/conformance.log"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran on 4165a87, where FLASHTILE_VKCM2_O16=1 switched coopmat2 to f16 O. That variable is gone since: today the
+# f16-O entries need Options::allow_reduced_precision_accumulation (flashtile_bench --reduced-precision).
 # A session-12 experiment (~220 s, nothing to build: main's bundle has the attn_coopmat2_o16 module): coopmat2 with
 # O accumulated in f16 (FLASHTILE_VKCM2_O16=1), which session 11 call 6 measured at d128 +7..8% and d256 +12..23%.
 # Two questions:

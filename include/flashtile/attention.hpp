@@ -15,6 +15,11 @@ struct Options {
   std::optional<Path> path;        // force one kernel path; otherwise the device picks its fastest that fits
   void* cuda_stream = nullptr;     // cudaStream_t: run asynchronously on the caller's stream
   void* vk_command_buffer = nullptr;  // VkCommandBuffer in the recording state: record only, the caller submits
+  // A permission, off by default (cf. PyTorch's allow_fp16_reduced_precision_reduction): paths may accumulate O in
+  // f16 where that is faster. Today only vulkan_coopmat2 does, for f16 inputs (as llama.cpp's coopmat2 shader does);
+  // Result::reduced_precision says when it happened. Its error bound is looser (README: reduced-precision
+  // accumulation), and O cannot overflow while |v| < 32. Every other path ignores it.
+  bool allow_reduced_precision_accumulation = false;
 };
 
 struct Result {
@@ -23,6 +28,7 @@ struct Result {
   std::string kernel;    // the kernel or shader variant, e.g. "sm90_fwd<d128,bf16,causal>"
   std::string note;      // why faster paths were passed over, one line each; empty when the fastest ran
   bool asynchronous = false;  // true when work was queued on the caller's stream or command buffer
+  bool reduced_precision = false;  // the kernel accumulated O in f16 (Options::allow_reduced_precision_accumulation)
 };
 
 // q: [B, Sq, Hq, D], k and v: [B, Sk, Hkv, D], out: [B, Sq, Hq, D] (dtype of q), lse (optional): f32 [B, Hq, Sq]

@@ -78,6 +78,8 @@ typedef struct ft_options {
   void* cuda_stream;       /* cudaStream_t: run asynchronously on this stream (CUDA devices). NULL: flashtile's own
                               stream, synchronously; for the legacy default stream pass cudaStreamLegacy ((void*)1) */
   void* vk_command_buffer; /* VkCommandBuffer in the recording state: record only, the caller submits */
+  int allow_reduced_precision_accumulation; /* 1: paths may accumulate O in f16 where faster (Options in
+                                                attention.hpp says which and how far); 0 (default): never */
 } ft_options;
 
 typedef struct ft_result {
@@ -87,6 +89,7 @@ typedef struct ft_result {
   char path_name[32];
   char kernel[128]; /* the kernel or shader variant, e.g. "sm90_fwd<d128,bf16,causal>" */
   char note[512];   /* why faster paths were passed over; empty when the fastest ran (truncated if longer) */
+  int reduced_precision; /* 1 when the kernel accumulated O in f16 (allow_reduced_precision_accumulation) */
 } ft_result;
 
 /* ---- Library. ------------------------------------------------------------------------------------------------- */

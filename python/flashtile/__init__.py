@@ -123,16 +123,19 @@ class _DeviceInfo(ctypes.Structure):
 
 class _Options(ctypes.Structure):
     _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int), ("path", ctypes.c_int),
-                ("cuda_stream", ctypes.c_void_p), ("vk_command_buffer", ctypes.c_void_p)]
+                ("cuda_stream", ctypes.c_void_p), ("vk_command_buffer", ctypes.c_void_p),
+                ("allow_reduced_precision_accumulation", ctypes.c_int)]
 
 
 class _Result(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_int), ("path", ctypes.c_int), ("asynchronous", ctypes.c_int),
-                ("path_name", ctypes.c_char * 32), ("kernel", ctypes.c_char * 128), ("note", ctypes.c_char * 512)]
+                ("path_name", ctypes.c_char * 32), ("kernel", ctypes.c_char * 128), ("note", ctypes.c_char * 512),
+                ("reduced_precision", ctypes.c_int)]
 
 
 DeviceInfo = namedtuple("DeviceInfo", "backend index name software paths")
-Result = namedtuple("Result", "backend path kernel note asynchronous")
+# reduced_precision: the kernel accumulated O in f16 (allowed by allow_reduced_precision=True).
+Result = namedtuple("Result", "backend path kernel note asynchronous reduced_precision", defaults=(False,))
 
 # ---- Loading the library. ------------------------------------------------------------------------------------------
 
@@ -357,12 +360,15 @@ _tls = threading.local()
 
 
 def last_result() -> Optional[Result]:
-    """The Result (backend, path, kernel, note, asynchronous) of this thread's most recent attention() call."""
+    """The Result (backend, path, kernel, note, asynchronous, reduced_precision) of this thread's most recent
+    attention() call."""
     return getattr(_tls, "result", None)
 
 
-def _options(causal: bool, scale: Optional[float], path, stream: int = 0, command_buffer: int = 0) -> _Options:
+def _options(causal: bool, scale: Optional[float], path, stream: int = 0, command_buffer: int = 0,
+             reduced: bool = False) -> _Options:
     o = _Options()
+    o.allow_reduced_precision_accumulation = 1 if reduced else 0
     o.scale = float("nan") if scale is None else float(scale)
     o.causal = 1 if causal else 0
     o.path = _path_id(path)
@@ -373,7 +379,7 @@ def _options(causal: bool, scale: Optional[float], path, stream: int = 0, comman
 
 def _to_result(r: _Result) -> Result:
     return Result(_lib.ft_backend_name(r.backend).decode(), r.path_name.decode(), r.kernel.decode("utf-8", "replace"),
-                  r.note.decode("utf-8", "replace"), bool(r.asynchronous))
+                  r.note.decode("utf-8", "replace"), bool(r.asynchronous), bool(r.reduced_precision))
 
 
 def _forward(tensors, opts: _Options, run: bool = True) -> Result:
@@ -528,7 +534,7 @@ def _host_pointer(view: memoryview) -> Optional[Tuple[int, Any]]:
 _host_zero_copy = True
 
 
-def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype):
+def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=False):
     ops = [_HostOperand(x, n, dtype) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     oq = ops[0]
     if len(oq.shape) != 4:
@@ -567,7 +573,7 @@ def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype):
             outs.append(_wrap("host", dev, ptr[0], dt, shape, _contiguous(shape), keep=ptr[1]))
         else:
             outs.append(_create(dev, dt, shape))
-    _forward(tensors + outs, _options(causal, scale, path))
+    _forward(tensors + outs, _options(causal, scale, path, reduced=reduced))
     if not on_cpu:
         for t, view in zip(outs, (out_view, lse_view)):
             if t is not None:
@@ -631,11 +637,11 @@ def _torch_wrap(dev, kind, x, name):
     return _wrap(kind, dev, x.data_ptr(), _torch_dtype(x, name), tuple(x.shape), tuple(x.stride()), keep=x)
 
 
-def _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=True):
+def _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=True, reduced=False):
     dev, kind, out, lse, stream = _torch_prepare(q, k, v, return_lse, backend)
     tensors = [_torch_wrap(dev, kind, x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (out, "out"))]
     tensors.append(_torch_wrap(dev, kind, lse, "lse") if lse is not None else None)
-    result = _forward(tensors, _options(causal, scale, path, stream=stream), run=run)
+    result = _forward(tensors, _options(causal, scale, path, stream=stream, reduced=reduced), run=run)
     if not run:
         return result
     return (out, lse) if return_lse else out
@@ -645,24 +651,28 @@ def _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=True
 
 
 def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
-              backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None):
+              backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
+              allow_reduced_precision: bool = False):
     """softmax(q·kᵀ·scale)·v, exact, for q [B, Sq, Hq, D], k and v [B, Sk, Hkv, D] (Hq a multiple of Hkv).
 
     causal: bottom-right aligned when Sq != Sk. scale: default 1/sqrt(D). return_lse: also return the f32 log-sum-exp
     [B, Hq, Sq] (natural log). backend: 'cpu', 'cuda', 'vulkan' or None (the tensors' device for torch tensors,
     'auto' for host buffers). path: force a kernel path ('cuda_sm90', 'vulkan_portable', ...). dtype: for host buffers
-    whose format doesn't say (bf16 as uint16). last_result() tells which path and kernel ran.
+    whose format doesn't say (bf16 as uint16). allow_reduced_precision: paths may accumulate O in f16 where faster
+    (Options::allow_reduced_precision_accumulation; today vulkan_coopmat2 with f16). last_result() tells which path
+    and kernel ran, and whether it used reduced precision.
     """
     _load()
     if _is_torch(q):
-        return _torch_attention(q, k, v, causal, scale, return_lse, backend, path)
-    return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype)
+        return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, reduced=allow_reduced_precision)
+    return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=allow_reduced_precision)
 
 
 def plan(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
-         backend: Optional[str] = None, path: Optional[str] = None) -> Result:
+         backend: Optional[str] = None, path: Optional[str] = None, allow_reduced_precision: bool = False) -> Result:
     """The Result attention() would give for torch tensors q, k, v, without running anything."""
     _load()
     if not _is_torch(q):
         raise InvalidArgument("q: plan() takes torch tensors; for host buffers call attention() and last_result()")
-    return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=False)
+    return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=False,
+                            reduced=allow_reduced_precision)

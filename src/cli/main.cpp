@@ -94,6 +94,7 @@ const char* kUsage =
     "       --dtype f16|bf16|f32 (f16) --causal | --no-causal (causal) --scale X (1/sqrt(dim))\n"
     "       --backend auto|cuda|vulkan|cpu (auto) --device N (0) --path NAME --seed N --iters N (5) --warmup N (1)\n"
     "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n"
+    "       --reduced-precision (allow O accumulated in f16 where a path offers it: vulkan_coopmat2, f16)\n"
     "  bench [options]                     the benchmark grid (flashtile bench --help)\n";
 }
 

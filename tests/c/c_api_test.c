@@ -163,6 +163,7 @@ static void run_case(ft_device* dev, const Case* c, int dtype) {
     for (i = 0; i < no; ++i) o16[i] = 0x7FC1; /* NaN */
   }
   reference(c, scale, q, qs, k, ks, v, ks, ref, ref_lse);
+  CHECK(opt.allow_reduced_precision_accumulation == 0, "ft_options_default allows reduced precision");
   opt.causal = c->causal;
 
   if (dtype == FT_DTYPE_F32) {
@@ -198,6 +199,7 @@ static void run_case(ft_device* dev, const Case* c, int dtype) {
   CHECK_OK(ft_attention_prepare(tq, tk, tv, to, tl, &opt, &pre)); /* builds, runs nothing */
   CHECK_OK(ft_attention_forward(tq, tk, tv, to, tl, &opt, &res));
   CHECK(strcmp(ft_last_error(), "") == 0, "last error after success: %s", ft_last_error());
+  CHECK(res.reduced_precision == 0, "reduced precision without the permission (%s)", res.kernel);
   CHECK(pre.path == res.path && strcmp(pre.kernel, res.kernel) == 0, "prepared %s, ran %s", pre.kernel, res.kernel);
   CHECK(res.backend == info.backend, "backend %d, device's %d", res.backend, info.backend);
   CHECK(info.backend != FT_BACKEND_CPU || res.path == FT_PATH_CPU_REFERENCE, "path %d", res.path);

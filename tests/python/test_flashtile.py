@@ -158,6 +158,7 @@ class HostAttentionTest(unittest.TestCase):
         out, lse = res if return_lse else (res, None)
         info = flashtile.last_result()
         self.assertEqual(info.backend, self.backend)
+        self.assertFalse(info.reduced_precision)  # never without allow_reduced_precision=True
         if self.path:
             self.assertEqual(info.path, self.path)
         if kind == "memoryview" and dtype == "f32":

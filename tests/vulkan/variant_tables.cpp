@@ -216,3 +216,43 @@ TEST_CASE("coopmat2 table: one loop body (id 30) where every K/V tile is full an
 TEST_CASE("portable table: every entry launches causal calls longest-first across heads") {
   for (const ShaderVariant& v : portable_variants()) CHECK_MESSAGE(v.rows_outer, v.kernel);
 }
+
+TEST_CASE("coopmat2 table: O in f16 only for calls that allow reduced precision") {
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_STAGE") == nullptr, "unset FLASHTILE_VKCM2_STAGE for this test");
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_TILE") == nullptr, "unset FLASHTILE_VKCM2_TILE for this test");
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_OPT") == nullptr, "unset FLASHTILE_VKCM2_OPT for this test");
+  const std::vector<ShaderVariant> table = coopmat2_variants();
+  const Caps c = nvidia_cm2_caps();
+  for (const ShaderVariant& v : table) {
+    INFO(v.kernel);
+    CHECK(v.reduced_precision == (v.spirv == "attn_coopmat2_o16"));
+    CHECK(v.reduced_precision == (v.kernel.find("_o16") != std::string::npos));
+    if (v.reduced_precision) {
+      CHECK(v.dtypes == std::vector<DType>{DType::F16});
+      CHECK(call_reason(v, c, call(v.head_dims[0], 4096, false)).find("allow_reduced_precision_accumulation") !=
+            std::string::npos);
+    }
+  }
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      INFO("d", d, causal ? " causal" : "");
+      detail::AttnArgs a = call(d, 4096, causal);
+      const ShaderVariant* plain = pick(table, c, a);
+      REQUIRE(plain != nullptr);
+      CHECK_FALSE(plain->reduced_precision);
+      a.allow_reduced_precision = true;
+      const ShaderVariant* o16 = pick(table, c, a);
+      REQUIRE(o16 != nullptr);
+      CHECK(o16->reduced_precision);
+      CHECK(o16->block_m == 128);  // f16 O leaves room for 128-row tiles (session 12 calls 3-5)
+      // d256: Q held in registers with f16 O, reloaded per tile with f32 O (id 27).
+      CHECK(spec(*o16, kSpecCm2QReload) == 0);
+      CHECK(spec(*plain, kSpecCm2QReload) == (d == 256 ? 1u : 0u));
+      // bf16 stages through shared memory and keeps f32 O, with or without the permission.
+      a.dtype = DType::BF16;
+      for (detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) t->dtype = DType::BF16;
+      const ShaderVariant* bf = pick(table, c, a);
+      REQUIRE(bf != nullptr);
+      CHECK_FALSE(bf->reduced_precision);
+    }
+}
