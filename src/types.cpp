@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <utility>
 
 namespace flashtile {
@@ -115,6 +116,10 @@ std::uint16_t float_to_bf16(float f) {
 
 float bf16_to_float(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
-const char* version_string() { return "0.2.0"; }
+const char* version_string() {
+  static const std::string v =
+      std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor) + "." + std::to_string(kVersionPatch);
+  return v.c_str();
+}
 
 }  // namespace flashtile
