@@ -194,11 +194,9 @@ inline Reference reference(const Problem& p, float scale) {
   return r;
 }
 
-inline double out_tolerance(DType dt) { return dt == DType::BF16 ? 1e-2 : dt == DType::F16 ? 2e-3 : 1e-5; }
-inline double lse_tolerance(DType dt) { return dt == DType::F32 ? 1e-5 : 1e-3; }
-// Kernels that accumulated O in f16 (Result::reduced_precision; Options::allow_reduced_precision_accumulation): bf16's
-// bound for every 16-bit dtype. f16 O rounds once per key tile, so its error grows with Sk (session 12: DEVELOPERS.md).
-inline double reduced_out_tolerance(DType dt) { return dt == DType::F32 ? 1e-5 : 1e-2; }
+using cases::lse_tolerance;
+using cases::out_tolerance;
+using cases::reduced_out_tolerance;
 
 struct Comparison {
   double rel_error = 0;     // ||out - ref|| / ||ref||

@@ -1,5 +1,6 @@
 // `flashtile info` and `flashtile run`.
 #include "cli.hpp"
+#include "cases.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -240,8 +241,8 @@ int cmd_run(int argc, char** argv) {
       ++checked;
     }
   }
-  // The conformance suite's tolerances (tests/common.hpp); f16 O accumulation gets bf16's.
-  const double tol = p.dtype == DType::BF16 || r.reduced_precision ? 1e-2 : p.dtype == DType::F16 ? 2e-3 : 1e-5;
+  // The conformance suite's tolerances (tests/cases.hpp).
+  const double tol = r.reduced_precision ? cases::reduced_out_tolerance(p.dtype) : cases::out_tolerance(p.dtype);
   const bool ok = !args.has("check") || (!nan_seen && max_rel <= tol);
 
   if (json) {
