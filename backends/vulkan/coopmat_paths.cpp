@@ -234,15 +234,18 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
   if (dt == DType::F16) {
     if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
       unsigned bm = 0, bn = 0, wg = 0;
-      if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
+      // Tensor loads take key tiles wider than d too (block_n a multiple of d).
+      if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && (d % bn == 0 || bn % d == 0))
+        return {bm, bn, wg};
     }
-    // O in f16 (reduced precision) halves O's registers, which lets 128-row tiles run: session 12 calls 3-5
+    // O in f16 (reduced precision) halves O's registers, which lets 128-row tiles run: session 12 calls 3-8
     // (bench/results/2026-11-30_h200_session12), one process each, TFLOP/s non-causal 1k/4k/16k, causal 1k/4k/16k:
-    // d 64 128,64,256 201/242/264, 154/213/239 (128,64,128 197/240/272, 147/205/234; 64,64,128 181/214/230,
-    // 150/199/219; 256,64,256 and 128,32,256 lost 8-30%); d 128 128,64,128 215/266/284, 166/236/270 (64,128,128
+    // d 64 128,128,128 233/285/298, 172/249/280 (calls 7-8, twice; 128,64,256 198/238/255, 150/208/233; 128,128,256
+    // 163/217/237; 128,64,128 197/240/272, 147/205/234; 256,64,256 and 128,32,256 lost 8-30%); d 128 128,64,128
+    // 215/266/284, 166/236/270 (128,128,128 67/161/243; 64,128,128
     // 205/245/259, 164/228/258; 128,128,256 194/246/259; 128,64,256 168/219/229); d 256 (4k/16k, Q in registers)
     // 128,64,256 239/248, 227/261 (64,64,128 233/231, 223/245; 64,32,128 206/203, 198/214; 64,128,128 timed out).
-    if (o16) return d <= 64 ? Cm2Tile{128, 64, 256} : d <= 128 ? Cm2Tile{128, 64, 128} : Cm2Tile{128, 64, 256};
+    if (o16) return d <= 64 ? Cm2Tile{128, 128, 128} : d <= 128 ? Cm2Tile{128, 64, 128} : Cm2Tile{128, 64, 256};
     // Session 4 (bench/results/2026-11-29_h200_session4, two processes each, with aligned+narrow+fold): d 128
     // 64,64,128 beat the former 128,64,256 by 22-30%. Earlier single-process sweeps here mixed in idle-clock figures.
     // d 256: 64,32,128 spills (255 registers, 448 bytes local) and still beat every tile with less O per invocation
@@ -253,9 +256,10 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
     // timed first and last within 0.3%): non-causal 194.6/231.4/243.2 at 1k/4k/16k against 187.5/221.6/234.2, causal
     // 149.2/205.6/227.4 against 152.9/202.2/219.3, although it spills 320 bytes. d 128: 128,64,256 -13..6%, 64,32,128
     // -24..16%; 128,64,128 -4..12% (session 12 call 5).
-    // d 64 128,64,128 (session 12 call 5): 190/231/256, 148/207/234 against 64,64,128's 182/215/228, 149/196/214 (call
-    // 3); earlier, 128,64,256 -35..21%, 64,32,128 -16%, 128,32,256 -13..24% (session 4).
-    return d <= 64 ? Cm2Tile{128, 64, 128} : d <= 128 ? Cm2Tile{64, 128, 128} : Cm2Tile{64, 32, 128};
+    // d 64 128,128,128 (session 12 call 8): 203/240/255, 150/216/245 against 128,64,128's 191/231/256, 148/207/234
+    // (call 7, twice) and the former 64,64,128's 182/215/228, 149/196/214 (call 3); 128,128,256 and 64,128,128 lost
+    // 9-21% (call 7); earlier, 128,64,256 -35..21%, 64,32,128 -16%, 128,32,256 -13..24% (session 4).
+    return d <= 64 ? Cm2Tile{128, 128, 128} : d <= 128 ? Cm2Tile{64, 128, 128} : Cm2Tile{64, 32, 128};
   }
   // bf16 stages K/V (one buffer) and Q in shared memory: keep within 48 KB.
   return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
