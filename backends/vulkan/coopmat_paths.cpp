@@ -223,21 +223,24 @@ std::string cm2_opt_name(const Cm2Opt& o) {
   return n;
 }
 
+// FLASHTILE_VKCM2_TILE for head dim d, where valid: block_n divides d, or (tensor loads, `wide`) is a multiple of it.
+bool cm2_env_tile(std::uint32_t d, bool wide, Cm2Tile* out) {
+  const char* env = std::getenv("FLASHTILE_VKCM2_TILE");
+  unsigned bm = 0, bn = 0, wg = 0;
+  if (!env || std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) != 3 || !bm || !bn || !wg) return false;
+  if (d % bn != 0 && !(wide && bn % d == 0)) return false;
+  *out = {bm, bn, wg};
+  return true;
+}
+
 Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
+  Cm2Tile env;
   if (dt == DType::F16 && cm2_stage_f16()) {
-    if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
-      unsigned bm = 0, bn = 0, wg = 0;
-      if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && d % bn == 0) return {bm, bn, wg};
-    }
+    if (cm2_env_tile(d, false, &env)) return env;
     return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
   }
   if (dt == DType::F16) {
-    if (const char* env = std::getenv("FLASHTILE_VKCM2_TILE")) {
-      unsigned bm = 0, bn = 0, wg = 0;
-      // Tensor loads take key tiles wider than d too (block_n a multiple of d).
-      if (std::sscanf(env, "%u,%u,%u", &bm, &bn, &wg) == 3 && bm && bn && wg && (d % bn == 0 || bn % d == 0))
-        return {bm, bn, wg};
-    }
+    if (cm2_env_tile(d, true, &env)) return env;
     // O in f16 (reduced precision) halves O's registers, which lets 128-row tiles run: session 12 calls 3-8
     // (bench/results/2026-11-30_h200_session12), one process each, TFLOP/s non-causal 1k/4k/16k, causal 1k/4k/16k:
     // d 64 128,128,128 233/285/298, 172/249/280 (calls 7-8, twice; 128,64,256 198/238/255, 150/208/233; 128,128,256
