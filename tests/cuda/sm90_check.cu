@@ -6,10 +6,11 @@
 // be -inf and their output 0. Timing: d=128 bf16 B=1 H=16 S=16384, non-causal and causal, CUDA events around batches of 10 back-to-back launches after a 100 ms warm-up, median of 7 batches.
 // --grid times the peer grid instead: bf16, B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not, once
 // persistent (--ctas #SMs) and once with one CTA per tile (--ctas -1). --ctas N forces the grid (N > 0: at most N CTAs,
-// so each loops over many tiles; N < 0: one CTA per tile) for the correctness list. --m-major 1|-1 forces causal tiles
-// m-block outermost (longest first across heads) or not, whatever the launch (sm90_m_major_override).
+// so each loops over many tiles; N < 0: one CTA per tile) for the correctness list. --head-group N (N > 0) orders causal
+// tiles m-block outermost within groups of N (batch, head) pairs, -1 m-block innermost, whatever the launch
+// (sm90_head_group_override); --m-major 1|-1 is --head-group 1000000|-1.
 //
-// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL] [--ctas N] [--m-major 1|-1].
+// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL] [--ctas N] [--head-group N] [--m-major 1|-1].
 // Exit 0 all passed, 1 a failure, 77 no sm_90 device.
 #include <algorithm>
 #include <chrono>
@@ -233,7 +234,10 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--grid-smax") && i + 1 < argc) grid_smax = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--cell") && i + 1 < argc) std::sscanf(argv[++i], "%d,%d,%d", &cell[0], &cell[1], &cell[2]);
     if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc) flashtile::cuda::sm90_ctas_override = std::atoi(argv[++i]);
-    if (!std::strcmp(argv[i], "--m-major") && i + 1 < argc) flashtile::cuda::sm90_m_major_override = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--m-major") && i + 1 < argc)
+      flashtile::cuda::sm90_head_group_override = std::atoi(argv[++i]) > 0 ? 1000000 : -1;
+    if (!std::strcmp(argv[i], "--head-group") && i + 1 < argc)
+      flashtile::cuda::sm90_head_group_override = std::atoi(argv[++i]);
     quick |= !std::strcmp(argv[i], "--quick");
     tiny |= !std::strcmp(argv[i], "--tiny");
     no_bench |= !std::strcmp(argv[i], "--no-bench");

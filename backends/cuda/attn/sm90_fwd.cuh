@@ -36,7 +36,7 @@ struct Sm90Params {
   std::int64_t o_sb, o_ss, o_sh;
   int seqlen_q, seqlen_k, heads_q, group;  // group = Hq / Hkv
   int m_blocks, batch_heads, tiles;         // tiles = m_blocks * batch_heads
-  bool m_major;                             // tile order (sm90_tile)
+  int head_group;                           // tile order (sm90_tile): 0 m-block innermost, else heads per group
   float scale_log2;
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of 64 rows x 64 columns
@@ -91,13 +91,22 @@ struct Sm90Smem {
 struct Sm90Tile {
   int m_block, head, batch;
 };
-// Tile t of the launch. m_major (persistent causal launches): m-blocks outermost, so the static round-robin over
-// CTAs hands out the longest tiles first; otherwise the m-block is innermost (the one-CTA-per-tile grid order), so
-// CTAs running together share K/V in L2. Causal visits each head's m-blocks last (longest) first.
+// Tile t of the launch. head_group 0 (one CTA per tile, the default): the m-block innermost, so CTAs running
+// together share K/V in L2. head_group g > 0: (batch, head) pairs in groups of g, m-blocks outermost within a group,
+// so the longest tiles of a group go first; g = batch_heads (persistent causal launches) hands out the longest tiles
+// of all heads first. Causal visits m-blocks last (longest) first.
 template <bool kCausal>
-__device__ __forceinline__ Sm90Tile sm90_tile(int t, int m_blocks, int batch_heads, int heads, bool m_major) {
-  int m = m_major ? t / batch_heads : t % m_blocks;
-  const int bh = m_major ? t % batch_heads : t / m_blocks;
+__device__ __forceinline__ Sm90Tile sm90_tile(int t, int m_blocks, int batch_heads, int heads, int head_group) {
+  int m, bh;
+  if (head_group > 0) {
+    const int per = head_group * m_blocks, first = t / per * head_group, r = t % per;
+    const int n = min(head_group, batch_heads - first);  // the last group may be smaller
+    m = r / n;
+    bh = first + r % n;
+  } else {
+    m = t % m_blocks;
+    bh = t / m_blocks;
+  }
   if (kCausal) m = m_blocks - 1 - m;
   return {m, bh % heads, bh / heads};
 }
@@ -275,7 +284,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warpgroup::index();
-  auto tile_of = [&](int t) { return sm90_tile<kCausal>(t, p.m_blocks, p.batch_heads, p.heads_q, p.m_major); };
+  auto tile_of = [&](int t) { return sm90_tile<kCausal>(t, p.m_blocks, p.batch_heads, p.heads_q, p.head_group); };
   auto blocks_of = [&](const Sm90Tile& tt) {
     return sm90_num_kv_blocks<M, N, kCausal>(tt.m_block, p.seqlen_q, p.seqlen_k);
   };
@@ -534,7 +543,8 @@ void sm90_run(const FwdParams& f) {
   int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * per_sm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
-  p.m_major = kCausal && (sm90_m_major_override != 0 ? sm90_m_major_override > 0 : ctas > 0);
+  const int group = sm90_head_group_override != 0 ? std::max(sm90_head_group_override, 0) : ctas > 0 ? p.batch_heads : 0;
+  p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
   if (grid == 0) return;
   const auto stream = static_cast<cudaStream_t>(f.stream);
   // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams

@@ -44,10 +44,11 @@ constexpr bool sm90_chained(const Sm90Config& c) { return !sm90_pingpong(c) && c
 // Test hook (tests/cuda/sm90_check --ctas): > 0 caps the grid at this many CTAs, < 0 launches one CTA per tile,
 // 0 keeps the configured choice.
 inline int sm90_ctas_override = 0;
-// Test hook (tests/cuda/sm90_check --m-major): 1 makes causal launches of one CTA per tile take tiles m-block
-// outermost too (the longest of every head first: the hardware's block order then schedules longest-first across
-// heads, as the Vulkan paths' kFlagRowsOuter does), -1 never, 0 the configured order (m-major only when persistent).
-inline int sm90_m_major_override = 0;
+// Test hook (tests/cuda/sm90_check --head-group): N > 0 makes causal launches take tiles in groups of N (batch, head)
+// pairs, m-block outermost within a group (the longest tiles of a group first; N >= batch x heads: of all heads, the
+// m-major order, which lost 7% one CTA per tile in session 12 call 1), -1 m-block innermost, 0 the configured order
+// (m-major when persistent, else m-block innermost).
+inline int sm90_head_group_override = 0;
 
 // Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"' replaces
 // d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256), keeping its persistent limit; a string because nvcc splits
