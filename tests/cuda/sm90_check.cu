@@ -289,6 +289,8 @@ int main(int argc, char** argv) {
     if (!quick)  // more tiles than SMs: persistent CTAs loop over tiles of different lengths
       for (int D : {64, 128, 256})
         for (bool causal : {false, true}) cases.push_back({4, 777, 1300, 16, 4, D, true, causal, 0});
+    if (!quick)  // causal head groups by default (36 pairs: four groups of 8 and one of 4; 9 m-blocks a head)
+      for (int D : {128, 256}) cases.push_back({3, 1100, 1300, 12, 4, D, true, true, 0});
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);

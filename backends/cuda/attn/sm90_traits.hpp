@@ -36,6 +36,10 @@ struct Sm90Config {
   // warpgroup (instead of o_tma); own_blocks, each consumer skips the K/V blocks its own rows do not need.
   int short_max_sk = 0;
   bool stage_o = false, own_blocks = false;
+  // Causal launches of one CTA per tile: tiles in groups of head_group (batch, head) pairs, m-block outermost within
+  // a group (sm90_tile), where the launch has at least two groups and 8 to 64 m-blocks a head; else (0, or
+  // otherwise) m-block innermost.
+  int head_group = 0;
 };
 
 constexpr bool sm90_pingpong(const Sm90Config& c) { return c.schedule >= 2 && c.consumers == 2; }
@@ -47,7 +51,7 @@ inline int sm90_ctas_override = 0;
 // Test hook (tests/cuda/sm90_check --head-group): N > 0 makes causal launches take tiles in groups of N (batch, head)
 // pairs, m-block outermost within a group (the longest tiles of a group first; N >= batch x heads: of all heads, the
 // m-major order, which lost 7% one CTA per tile in session 12 call 1), -1 m-block innermost, 0 the configured order
-// (m-major when persistent, else m-block innermost).
+// (m-major when persistent, else Sm90Config::head_group).
 inline int sm90_head_group_override = 0;
 
 // Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"' replaces
@@ -62,7 +66,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     if (*s == ':') ++s;
   }
   return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks};
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks, c.head_group};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -108,6 +112,13 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // kernels spill 28-52 bytes with the skip's release loop.
   c.stage_o = !causal && d <= 128;
   c.own_blocks = d == 64;
+  // Head groups (session 13 call 1, bench/results/2026-11-30_h200_session13; the whole grid twice interleaved against
+  // the m-block-innermost order): groups of 8 pairs d256 causal +4.1/+3.8/+3.8% at 2k/4k/8k, d128 +1.0/+0.1/+1.7%,
+  // d64 +1.6/+1.5/+0.1/+1.3% at 2k-16k; one group of all heads (d256 16k: 8 pairs) -2%, as the m-major order lost 7%
+  // in session 12; at 512 (4 m-blocks a head) -1.3..1.7%. Groups of 4 and 2 gained less. Call 2 (the same A/B):
+  // d64 +0.0/+0.8/+2.5%, d128 +1.7/+2.7/+3.6%, d256 +3.8/+2.9/+3.7% at 2k/4k/8k, but d128 16k (two groups, 128
+  // m-blocks) -3.8% (0% in call 1), hence at most 64 m-blocks a head.
+  if (causal) c.head_group = 8;
   c.short_max_sk = d == 64 ? (causal ? 1024 : kSm90Always) : d == 128 && !causal ? 4096 : 0;
 #ifdef FT_SM90_OSTAGE  // 0: never staged, 1: staged where the config stages
   c.stage_o = c.stage_o && FT_SM90_OSTAGE;
