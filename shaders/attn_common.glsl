@@ -30,6 +30,7 @@ layout(constant_id = 3) const uint BLOCK_M = 64;      // query rows per workgrou
 layout(constant_id = 4) const uint BLOCK_N = 64;      // keys per inner tile
 // id 5: WG_SIZE, the workgroup size, through local_size_x_id (read it as gl_WorkGroupSize.x).
 layout(constant_id = 6) const uint SUBGROUP_SIZE = 32;
+layout(constant_id = 31) const uint HEAD_GROUP = 0;   // causal rows-outer launches: pairs a group (ft_wg; 0 = all)
 // ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp).
 // ids 16 and up: reserved for coopmat shapes (vk-coopmat):
 //   16 CM_M, 17 CM_N, 18 CM_K, 19 and up as coopmat_paths.cpp defines (declared in the coopmat shaders).
@@ -158,13 +159,23 @@ uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h
 
 // ---- Launch order -------------------------------------------------------------------------------------------------
 // The workgroup's (row tile * n_splits + split, head, batch). A grid launches in linear order, x fastest. With
-// FT_FLAG_ROWS_OUTER (causal) that order is read with the row tile slowest instead: the longest rows of every head
-// first and the shortest last (list scheduling's longest-first), where x fastest leaves a tail of mixed lengths.
+// FT_FLAG_ROWS_OUTER (causal) that order is read with the row tile slowest within groups of HEAD_GROUP (batch,
+// head) pairs instead (0: one group of all): the longest rows of a group's heads first and the shortest last (list
+// scheduling's longest-first), where x fastest leaves a tail of mixed lengths; groups keep fewer heads' K/V in flight.
+// HEAD_GROUP is a specialization constant, so shaders without groups keep the plain form (session 13 call 3: as a
+// push constant the extra code cost the portable shaders 20-23%, compiled to 175 registers and 320 bytes of spills).
 uvec3 ft_wg() {
   const uvec3 g = gl_WorkGroupID, n = gl_NumWorkGroups;
   if ((pc.flags & FT_FLAG_ROWS_OUTER) == 0u) return g;
-  const uint lin = g.x + n.x * (g.y + n.y * g.z), bh = lin % (n.y * n.z);
-  return uvec3(lin / (n.y * n.z), bh % n.y, bh / n.y);
+  const uint pairs = n.y * n.z, lin = g.x + n.x * (g.y + n.y * g.z);
+  if (HEAD_GROUP == 0u) {
+    const uint bh = lin % pairs;
+    return uvec3(lin / pairs, bh % n.y, bh / n.y);
+  }
+  const uint size = min(HEAD_GROUP, pairs), per = size * n.x, first = lin / per * size, r = lin % per;
+  const uint in_group = min(size, pairs - first);  // the last group may be smaller
+  const uint bh = first + r % in_group;
+  return uvec3(r / in_group, bh % n.y, bh / n.y);
 }
 uint ft_head() { return ft_wg().y; }
 uint ft_batch() { return ft_wg().z; }

@@ -110,6 +110,9 @@ struct ShaderVariant {
   // Causal calls launch in longest-first order across heads (kFlagRowsOuter), where that won against the per-head
   // order (session 11 call 4: the portable and KHR paths, coopmat2 at d256; coopmat2 lost 5-17% at d64/d128 1k-4k).
   bool rows_outer = false;
+  // With rows_outer: longest-first within groups of this many (batch, head) pairs (0: one group of all), fewer heads'
+  // K/V in flight at once (specialization constant kSpecHeadGroup).
+  std::uint32_t head_group = 0;
   // O accumulated in f16 (module attn_coopmat2_o16): only for calls with Options::allow_reduced_precision_accumulation.
   bool reduced_precision = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;  // {constant_id, value}

@@ -49,6 +49,8 @@ enum SpecId : std::uint32_t {
   kSpecCmRegSoftmax = 28,     // attn_coopmat.comp: softmax on the accumulators where their layout is known
   kSpecCmOpt = 29,            //   bits: Q loaded straight from global, K0 before Q, causal tiles past a subgroup skipped
   kSpecCm2AllFull = 30,       // attn_coopmat2.comp: every K/V tile full (Sk % BLOCK_N == 0): one aligned loop body
+  // ---- every shader ----
+  kSpecHeadGroup = 31,  // causal rows-outer launches in groups of this many (batch, head) pairs (ft_wg; 0: one group)
 };
 
 // attn_coopmat.comp's id 28 value for the accumulator-layout probe (the shader's PROBE).

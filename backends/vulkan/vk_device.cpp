@@ -433,6 +433,9 @@ class VulkanDevice final : public detail::DeviceImpl {
 
     if (const char* e = std::getenv("FLASHTILE_VK_REVERSE_ROWS"); e && std::strcmp(e, "0") == 0) reverse_rows_ = false;
     if (const char* e = std::getenv("FLASHTILE_VK_ROWS_OUTER")) rows_outer_ = std::strcmp(e, "0") == 0 ? 0 : 1;
+    // Experiments: FLASHTILE_VK_HEAD_GROUP=N orders the rows-outer launches in groups of N (batch, head) pairs (0:
+    // one group of all), whatever the variant says.
+    if (const char* e = std::getenv("FLASHTILE_VK_HEAD_GROUP")) head_group_ = static_cast<int>(std::strtol(e, nullptr, 10));
     {
       VkPhysicalDeviceProperties props{};
       inst_->fn.vkGetPhysicalDeviceProperties(pd_, &props);
@@ -685,6 +688,9 @@ class VulkanDevice final : public detail::DeviceImpl {
                         v.wg_size % std::max(1u, v.required_subgroup_size ? v.required_subgroup_size
                                                                           : caps_.max_subgroup_size) == 0);
     k.extra_spec = v.extra_spec;
+    // Causal rows-outer launches in groups of heads (id 31): the variant's size, or FLASHTILE_VK_HEAD_GROUP's.
+    const std::uint32_t group = head_group_ >= 0 ? static_cast<std::uint32_t>(head_group_) : v.head_group;
+    if (a.causal && group > 0) k.extra_spec.push_back({kSpecHeadGroup, group});
     return k;
   }
 
@@ -991,6 +997,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::uint32_t timestamp_bits_ = 0;
   bool reverse_rows_ = true;
   int rows_outer_ = -1;  // FLASHTILE_VK_ROWS_OUTER: -1 as each variant says, 0 never, 1 always
+  int head_group_ = -1;  // FLASHTILE_VK_HEAD_GROUP: pairs a rows-outer group (0 = all), -1 as each variant says
   VkBuffer staging_ = VK_NULL_HANDLE;
   std::uint64_t staging_size_ = 0;
   void* staging_map_ = nullptr;

@@ -213,6 +213,33 @@ TEST_CASE("coopmat2 table: one loop body (id 30) where every K/V tile is full an
   }
 }
 
+TEST_CASE("coopmat2 table: d128 with f32 O takes 128x128 tiles on non-causal calls alone") {
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_STAGE") == nullptr, "unset FLASHTILE_VKCM2_STAGE for this test");
+  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_TILE") == nullptr, "unset FLASHTILE_VKCM2_TILE for this test");
+  const std::vector<ShaderVariant> table = coopmat2_variants();
+  const Caps c = nvidia_cm2_caps();
+  for (std::int64_t sk : {4096, 4096 + 17}) {
+    detail::AttnArgs a = call(128, 4096, false);
+    a.seqlen_k = sk;
+    for (detail::TensorArg* t : {&a.k, &a.v}) t->strides = Strides{sk * 16 * 128, 16 * 128, 128, 1};
+    const ShaderVariant* nc = pick(table, c, a);
+    REQUIRE(nc != nullptr);
+    CHECK(nc->block_m == 128);
+    CHECK(nc->block_n == 128);
+    CHECK(nc->wg_size == 256);
+    a.causal = true;
+    const ShaderVariant* causal = pick(table, c, a);
+    REQUIRE(causal != nullptr);
+    CHECK(causal->block_m == 64);
+    CHECK(call_reason(*nc, c, a).find("causal") != std::string::npos);
+    // Other head dims and bf16 keep one tile for both.
+    a.causal = false;
+    a.dtype = DType::BF16;
+    for (detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) t->dtype = DType::BF16;
+    CHECK(pick(table, c, a)->block_m == 64);
+  }
+}
+
 TEST_CASE("portable table: every entry launches causal calls longest-first across heads") {
   for (const ShaderVariant& v : portable_variants()) CHECK_MESSAGE(v.rows_outer, v.kernel);
 }
