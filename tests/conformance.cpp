@@ -25,6 +25,14 @@ std::vector<Device> selected_devices() {
   return out;
 }
 
+// The device's paths the suite runs: every one, or --ft-path's alone.
+std::vector<Path> selected_paths(const Device& dev) {
+  std::vector<Path> out;
+  for (Path p : dev.info().paths)
+    if (!config().path || *config().path == p) out.push_back(p);
+  return out;
+}
+
 // Runs case c on one path against the CPU reference (the CHECKs below); returns the reason when the path refuses
 // the call (Unsupported), "" when it ran; kernels collects the base names (before '<') of the kernels that ran.
 // allow_reduced sets Options::allow_reduced_precision_accumulation: a kernel that then accumulated in f16 is held to
@@ -69,7 +77,9 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
   REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
   const auto all = cases::conformance_cases();
   for (const Device& dev : devices) {
-    for (Path path : dev.info().paths) {
+    REQUIRE_MESSAGE(!selected_paths(dev).empty(), dev.info().name, " has no path ",
+                    config().path ? to_string(*config().path) : "");
+    for (Path path : selected_paths(dev)) {
       int ran = 0, refused = 0;
       std::set<std::string> kernels;
       for (std::size_t ci = 0; ci < all.size(); ++ci) {
@@ -102,7 +112,7 @@ TEST_CASE("conformance: reduced-precision accumulation, where a path takes the p
   int reduced_paths = 0;
   const auto all = cases::conformance_cases();
   for (const Device& dev : selected_devices()) {
-    for (Path path : dev.info().paths) {
+    for (Path path : selected_paths(dev)) {
       INFO("device ", dev.info().name, ", path ", to_string(path));
       const cases::Case probe{1, 64, 256, 2, 2, 128, false, DType::F16};
       Problem pp = make_problem(dev, probe, config().seed);
@@ -165,7 +175,7 @@ TEST_CASE("conformance: unaligned views run or are refused with the alignment ru
   const char* forced = std::getenv("FLASHTILE_VK_VARIANT");
   const bool packed_only = forced && std::strstr(forced, "_pk") != nullptr;
   for (const Device& dev : selected_devices())
-    for (Path path : dev.info().paths)
+    for (Path path : selected_paths(dev))
       for (std::int64_t offset : {1, 4}) {
         cases::Case c{2, 33, 70, 4, 2, 64, true, DType::F16};
         c.elem_offset = offset;

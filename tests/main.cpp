@@ -1,5 +1,5 @@
-// Test runner: doctest plus one flashtile option, --ft-backend=cpu|cuda|vulkan, selecting the devices the
-// conformance suite runs on. A backend with no device here exits 77 (ctest shows the test as skipped) after
+// Test runner: doctest plus two flashtile options: --ft-backend=cpu|cuda|vulkan, selecting the devices the
+// conformance suite runs on, and --ft-path=NAME (e.g. vulkan_coopmat), one path of theirs alone. A backend with no device here exits 77 (ctest shows the test as skipped) after
 // printing the reason, so a GPU test that cannot run is reported as skipped, never as passed.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--ft-backend=", 13) == 0) {
       cfg.backend = parse_backend(argv[i] + 13);
       cfg.backend_selected = true;
+    } else if (std::strncmp(argv[i], "--ft-path=", 10) == 0) {
+      cfg.path = parse_path(argv[i] + 10);
     } else {
       rest.push_back(argv[i]);
     }

@@ -3,11 +3,13 @@
 #include <flashtile/flashtile.hpp>
 
 #include <cstdint>
+#include <optional>
 
 namespace flashtile::testing {
 struct Config {
   Backend backend = Backend::Cpu;  // devices the conformance suite runs on
   bool backend_selected = false;
+  std::optional<Path> path;  // --ft-path=NAME: the conformance suite runs this path alone (default: every path)
   std::uint64_t seed = 0;
 };
 Config& config();
