@@ -546,10 +546,7 @@ void sm90_run(const FwdParams& f) {
   int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * per_sm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
-  // Persistent causal launches hand out the longest tiles of all heads first (one group); one CTA per tile, groups
-  // of the configured size where they pay (Sm90Config::head_group).
-  const int hg = Sh::kCfg.head_group;
-  int group = ctas > 0 ? p.batch_heads : hg > 0 && p.batch_heads >= 2 * hg && p.m_blocks >= 8 && p.m_blocks <= 64 ? hg : 0;
+  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads);
   if (sm90_head_group_override != 0) group = std::max(sm90_head_group_override, 0);
   p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
   if (grid == 0) return;

@@ -37,10 +37,23 @@ struct Sm90Config {
   int short_max_sk = 0;
   bool stage_o = false, own_blocks = false;
   // Causal launches of one CTA per tile: tiles in groups of head_group (batch, head) pairs, m-block outermost within
-  // a group (sm90_tile), where the launch has at least two groups and 8 to 64 m-blocks a head; else (0, or
-  // otherwise) m-block innermost.
+  // a group (sm90_tile), where sm90_launch_group says; else (0) m-block innermost.
   int head_group = 0;
 };
+
+// Where head groups paid (session 13, sm90_config's comment): at least two groups, 8 to 64 m-blocks a head.
+inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
+
+// The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, sm90_tile): all of them for
+// persistent causal launches (longest tiles first across heads), the config's head_group for causal launches of one
+// CTA per tile where it paid, else 0 (m-block innermost).
+constexpr int sm90_launch_group(const Sm90Config& c, bool causal, bool persistent, int m_blocks, int batch_heads) {
+  if (!causal) return 0;
+  if (persistent) return batch_heads;
+  const bool pays = c.head_group > 0 && batch_heads >= 2 * c.head_group && m_blocks >= kSm90GroupMinMBlocks &&
+                    m_blocks <= kSm90GroupMaxMBlocks;
+  return pays ? c.head_group : 0;
+}
 
 constexpr bool sm90_pingpong(const Sm90Config& c) { return c.schedule >= 2 && c.consumers == 2; }
 constexpr bool sm90_chained(const Sm90Config& c) { return !sm90_pingpong(c) && c.q_bufs == 2; }
