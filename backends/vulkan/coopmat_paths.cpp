@@ -268,6 +268,18 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
   return d <= 128 ? Cm2Tile{64, 64, 128} : Cm2Tile{32, 32, 128};
 }
 
+// A tile for non-causal calls alone, ahead of cm2_tile's, where one beat it there and lost causal: d 128 f16 with f32
+// O on tensor loads, 128,128,256 (no spills, where 64,128,128 spills 288 bytes; session 13 call 1,
+// bench/results/2026-11-30_h200_session13, one process each, TFLOP/s 1k/4k/16k: non-causal 190.9/241.4/252.7 against
+// 186.4/227.4/238.6, causal 143.8/208.0/236.7 against 153.7/209.0/233.9). None while FLASHTILE_VKCM2_TILE sets the
+// tile.
+bool cm2_noncausal_tile(std::uint32_t d, DType dt, bool o16, Cm2Tile* out) {
+  Cm2Tile env;
+  if (d != 128 || dt != DType::F16 || o16 || cm2_stage_f16() || cm2_env_tile(d, true, &env)) return false;
+  *out = {128, 128, 256};
+  return true;
+}
+
 std::uint32_t cm2_shared_bytes(std::uint32_t d, DType dt, const Cm2Tile& t) {
   if (dt == DType::F16 && !cm2_stage_f16()) return 16;
   return 2 * t.block_n * (d + 8) + 2 * t.block_m * (d + 8);
@@ -474,12 +486,9 @@ std::vector<ShaderVariant> coopmat2_variants() {
   std::vector<ShaderVariant> out;
   for (std::uint32_t d : {64u, 128u, 256u}) {
     if (!cm2_stage_f16()) add_coopmat2(out, d, DType::F16, true, cm2_tile(d, DType::F16, true));
-    // d 128 non-causal, f32 O: 128,128,256 (no spills, where 64,128,128 spills 288 bytes) won non-causal and lost
-    // causal (session 13 call 1, bench/results/2026-11-30_h200_session13, one process each, TFLOP/s 1k/4k/16k:
-    // non-causal 190.9/241.4/252.7 against 186.4/227.4/238.6, causal 143.8/208.0/236.7 against 153.7/209.0/233.9).
-    Cm2Tile env;
-    if (d == 128 && !cm2_stage_f16() && !cm2_env_tile(d, true, &env))
-      add_coopmat2(out, d, DType::F16, false, Cm2Tile{128, 128, 256}, /*noncausal_only=*/true);
+    Cm2Tile nc;
+    if (cm2_noncausal_tile(d, DType::F16, false, &nc))
+      add_coopmat2(out, d, DType::F16, false, nc, /*noncausal_only=*/true);
     add_coopmat2(out, d, DType::F16, false, cm2_tile(d, DType::F16, false));
     add_coopmat2(out, d, DType::BF16, false, cm2_tile(d, DType::BF16, false));
   }
