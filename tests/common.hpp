@@ -92,9 +92,12 @@ struct Problem {
   std::vector<float> qv, kv, vv;  // logical contiguous values, already rounded to the dtype
 };
 
-// Input distributions other than normal(0,1): q scaled (0: every score equal, uniform attention), v shifted.
+// Input distributions other than normal(0,1): q scaled (0: every score equal, uniform attention), v shifted; every
+// k_spike_every-th key row (if > 0) scaled by k_spike_scale, so a row's running max jumps between key blocks.
 struct Inputs {
   float q_scale = 1.0f, v_offset = 0.0f;
+  int k_spike_every = 0;
+  float k_spike_scale = 12.0f;
 };
 
 // Builds a case's tensors on `dev` with fresh normal(0,1) inputs from `seed` (or as `in` says); out and lse are
@@ -141,6 +144,12 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
   };
   fill(p.q, p.qv, in.q_scale, 0.0f);
   fill(p.k, p.kv, 1.0f, 0.0f);
+  if (in.k_spike_every > 0) {
+    const std::int64_t row = c.heads_kv * c.head_dim;  // logical [B, Sk, Hkv, D]
+    for (std::size_t i = 0; i < p.kv.size(); ++i)
+      if (static_cast<std::int64_t>(i) / row % c.seqlen_k % in.k_spike_every == 3)
+        p.kv[i] = round_to(dt, p.kv[i] * in.k_spike_scale);
+  }
   fill(p.v, p.vv, 1.0f, in.v_offset);
   // Write the three inputs into their base images (one image when packed), then upload.
   std::vector<std::byte> img;

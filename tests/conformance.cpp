@@ -104,6 +104,27 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
   }
 }
 
+// Spiky keys (every 97th key row x12): a row's running max jumps by far more than 2^8 between key blocks, in whatever
+// order a kernel visits them, so every rescale of O and l (and any lazy-rescale threshold) runs against the reference.
+TEST_CASE("conformance: running maxima that jump between key blocks") {
+  for (const Device& dev : selected_devices()) {
+    for (Path path : selected_paths(dev)) {
+      int ran = 0;
+      std::set<std::string> kernels;
+      std::uint64_t seed = config().seed + 7000;
+      for (std::int64_t d : {64, 128, 256})
+        for (bool causal : {false, true}) {
+          const cases::Case c{1, 70, 1200, 2, 1, d, causal, d == 128 ? DType::BF16 : DType::F16};
+          INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name(), " spiky k, seed ", seed);
+          const std::string refusal = check_case(dev, path, c, seed++, kernels, false, Inputs{1.0f, 0.0f, 97});
+          if (!refusal.empty()) FAIL_CHECK("a required case was refused: ", refusal);
+          else ++ran;
+        }
+      CHECK(ran == 6);
+    }
+  }
+}
+
 // Options::allow_reduced_precision_accumulation. A path that then accumulates O in f16 (Result::reduced_precision)
 // runs every conformance case at reduced_out_tolerance, long rows (Sk 16384, where f16 O rounds most), and the
 // overflow headroom: uniform attention (q = 0) over v near 24, where O = sum(v) would reach 393k at Sk 16384 without

@@ -361,7 +361,10 @@ std::vector<ShaderVariant> coopmat_variants() {
             out.push_back(khr_variant(f, d, t, rsm, 3));  // what 7 refuses: causal calls
             continue;
           }
-          out.push_back(khr_variant(f, d, t, rsm));
+          // d 256 (plain softmax) takes 3 too, on causal and non-causal calls: session 14 call 2
+          // (bench/results/2026-11-30_h200_session14), against 0 twice interleaved, +3.6/+1.2/0.0% non-causal and
+          // +3.3/+0.6/-0.4% causal at 1k/4k/16k. Other plain entries (devices without the probed layout) keep 0.
+          out.push_back(khr_variant(f, d, t, rsm, d > 128 ? 3 : 0));
         }
       }
     }

@@ -136,9 +136,14 @@ TEST_CASE("KHR table: the register softmax where the probe found its layout, the
     REQUIRE(d64 != nullptr);
     CHECK(d64->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2_o7");
     CHECK(d64->block_m == 64);
-    const ShaderVariant* d256 = pick(table, c, call(256, 1024, false));
-    REQUIRE(d256 != nullptr);
-    CHECK(spec(*d256, kSpecCmRegSoftmax) == 0);
+    // d256 loads Q straight from global memory on both causalities (id 29 = 3, session 14 call 2).
+    for (bool causal : {false, true}) {
+      const ShaderVariant* d256 = pick(table, c, call(256, 1024, causal));
+      REQUIRE(d256 != nullptr);
+      CHECK(spec(*d256, kSpecCmRegSoftmax) == 0);
+      CHECK(spec(*d256, kSpecCmOpt) == 3);
+      CHECK(d256->kernel == "vk_coopmat_16x16x16_sg32_qreg_o3");
+    }
   }
 
   SUBCASE("layout unknown: the plain shader, and no tile that only fits without the score tile") {

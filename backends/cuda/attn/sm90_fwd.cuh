@@ -169,11 +169,15 @@ __device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int m_block, i
 // with -inf (no key seen yet) replaced by 0, so exp2(s·scale·log2e - m_use) is one FFMA + ex2 and never NaN;
 // corr = exp2(old m_use' - new m_use) is 0 while the old max is -inf (O and l are 0 then). l stays per lane and is
 // reduced over the quad at the end.
-template <int N, bool kCausal, int kPolyEvery>
+// kLazy: m_use moves only on a row's first key or when the row max passes it by more than kSm90LazyLog2, so P stays
+// <= 2^kSm90LazyLog2 and l >= 1, and corr is exactly 1 in most blocks; `rescale` (warp-uniform) says whether any row
+// of the warp moved, i.e. whether O needs the multiply by corr.
+template <int N, bool kCausal, int kPolyEvery, bool kLazy = false>
 struct Sm90Softmax {
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
+  bool rescale = true;
 
   // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s.
   __device__ __forceinline__ void step(tile::rt_fl<16, N>& s, int key0) {
@@ -184,13 +188,21 @@ struct Sm90Softmax {
         return key < seqlen_k && (!kCausal || key <= last0 + r) ? x : tl::kNegInf;
       });
     }
+    const tile::rv_fl_rows<16> m_old = m_run;
     tl::row_max(m_run, s, m_run);
+    bool moved = false;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const float mu = m_run.v[0][i] == tl::kNegInf ? 0.0f : m_run.v[0][i] * scale_log2;
+      float mu = m_run.v[0][i] == tl::kNegInf ? 0.0f : m_run.v[0][i] * scale_log2;
+      if constexpr (kLazy) {
+        const bool first = m_old.v[0][i] == tl::kNegInf;
+        mu = first || mu > m_use.v[0][i] + kSm90LazyLog2 ? mu : m_use.v[0][i];
+        moved |= !first && mu != m_use.v[0][i];  // first key: O and l are still 0
+      }
       corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
       m_use.v[0][i] = mu;
     }
+    if constexpr (kLazy) rescale = __any_sync(0xffffffffu, moved);
     tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
     tl::mul(l_run, l_run, corr);
     tl::row_sum_partial(l_run, s, l_run);
@@ -401,7 +413,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
     const int n_all = blocks_of(tt), qb = j % Sh::kQBufs;
-    Sm90Softmax<N, kCausal, Sh::kPolyEvery> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    Sm90Softmax<N, kCausal, Sh::kPolyEvery, Sh::kLazy> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     if (!Sh::kChain) wait_q(j);
     const int skip = sm90_skip_blocks<M, N, S, kCausal>(kv, sm, tt.m_block, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
@@ -452,7 +464,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
       tl::wait<0>();
       tl::fence_operand(p_reg);
       pv_done(it - 1);
-      tl::mul_row(o_acc, o_acc, sfx.corr);
+      if (!Sh::kLazy || sfx.rescale) tl::mul_row(o_acc, o_acc, sfx.corr);
       tl::copy(p_reg, s_acc);
     }
     // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q: the other buffer), so the epilogue runs

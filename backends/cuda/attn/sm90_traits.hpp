@@ -12,8 +12,8 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
-// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN override these for experiments (bench/results/*/README.md have the
-// measurements).
+// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN / FT_SM90_LAZY override these for experiments
+// (bench/results/*/README.md have the measurements).
 #pragma once
 
 #include <algorithm>
@@ -39,7 +39,12 @@ struct Sm90Config {
   // Causal launches of one CTA per tile: tiles in groups of head_group (batch, head) pairs, m-block outermost within
   // a group (sm90_tile), where sm90_launch_group says; else (0) m-block innermost.
   int head_group = 0;
+  // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy).
+  bool lazy_rescale = false;
 };
+
+// kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
+inline constexpr float kSm90LazyLog2 = 8.0f;
 
 // Where head groups paid (session 13, sm90_config's comment): at least two groups, 8 to 64 m-blocks a head.
 inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
@@ -79,7 +84,8 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     if (*s == ':') ++s;
   }
   return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks, c.head_group};
+                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks, c.head_group,
+                    c.lazy_rescale};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -132,7 +138,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // d64 +0.0/+0.8/+2.5%, d128 +1.7/+2.7/+3.6%, d256 +3.8/+2.9/+3.7% at 2k/4k/8k, but d128 16k (two groups, 128
   // m-blocks) -3.8% (0% in call 1), hence at most 64 m-blocks a head.
   if (causal) c.head_group = 8;
+  // Lazy rescaling (session 14 call 1, bench/results/2026-11-30_h200_session14; the whole grid twice interleaved
+  // against the kernels without it): d256 +1.5..6.1% in every cell (non-causal 2k/4k/16k +6.1/+5.7/+4.8%, causal
+  // 4k/16k +3.9/+5.4%), where O's 128 FMULs a thread sit between a block's P·V and the next issue; d128 (pingpong
+  // hides the rescale under the other consumer's GEMMs) -1..3% from 2k, d64 -1..5%.
+  c.lazy_rescale = d == 256;
   c.short_max_sk = d == 64 ? (causal ? 1024 : kSm90Always) : d == 128 && !causal ? 4096 : 0;
+#ifdef FT_SM90_LAZY
+  c.lazy_rescale = FT_SM90_LAZY != 0;
+#endif
 #ifdef FT_SM90_OSTAGE  // 0: never staged, 1: staged where the config stages
   c.stage_o = c.stage_o && FT_SM90_OSTAGE;
 #endif
@@ -204,6 +218,7 @@ struct Sm90Shape {
   static constexpr bool kPingpong = sm90_pingpong(kCfg);
   static constexpr int kQBufs = kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
+  static constexpr bool kLazy = kCfg.lazy_rescale;
   static constexpr bool kOTma = kCfg.o_tma && !(kShort && sm90_short(D, kCausal).stage_o);
   static constexpr bool kDynamic = kCfg.dynamic;
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
