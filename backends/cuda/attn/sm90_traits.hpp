@@ -72,9 +72,9 @@ inline int sm90_ctas_override = 0;
 // (m-major when persistent, else Sm90Config::head_group).
 inline int sm90_head_group_override = 0;
 
-// Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"' replaces
-// d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256), keeping its persistent limit; a string because nvcc splits
-// -D values at commas. Missing trailing fields keep their values.
+// Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"'
+// replaces d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256; FT_SM90_CFG128C the causal d128 one alone), keeping
+// its persistent limit; a string because nvcc splits -D values at commas. Missing trailing fields keep their values.
 constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   int v[6] = {c.consumers, c.block_n, c.stages, c.schedule, c.q_bufs, c.poly_every};
   for (int i = 0; i < 6 && *s != 0; ++i) {
@@ -164,6 +164,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #endif
 #ifdef FT_SM90_CFG256
   if (d == 256) c = sm90_parse_config(FT_SM90_CFG256, c);
+#endif
+#ifdef FT_SM90_CFG128C  // d128's causal entry alone
+  if (d == 128 && causal) c = sm90_parse_config(FT_SM90_CFG128C, c);
 #endif
 #ifdef FT_SM90_POLY
   c.poly_every = FT_SM90_POLY;
