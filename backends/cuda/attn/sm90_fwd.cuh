@@ -183,10 +183,15 @@ struct Sm90Softmax {
   __device__ __forceinline__ void step(tile::rt_fl<16, N>& s, int key0) {
     namespace tl = flashtile::tile;
     if (key0 + N > seqlen_k || (kCausal && key0 + N - 1 > last0)) {  // warp-uniform
-      tl::map(s, [&](int r, int col, float x) {
-        const int key = key0 + col;
-        return key < seqlen_k && (!kCausal || key <= last0 + r) ? x : tl::kNegInf;
-      });
+      if constexpr (kCausal) {  // row r sees columns c < seqlen_k - key0 and c <= last0 + r - key0
+        const int row = tl::lane_id() >> 2, end = seqlen_k - key0;
+        int lim[1][2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) lim[0][h] = min(end, last0 + row + 8 * h - key0 + 1);
+        tl::mask_cols(s, lim);
+      } else {  // the ragged last block (mask_cols here cost d128 non-causal 2-3% at 8k/16k: session 14 call 10)
+        tl::map(s, [&](int, int col, float x) { return key0 + col < seqlen_k ? x : tl::kNegInf; });
+      }
     }
     const tile::rv_fl_rows<16> m_old = m_run;
     tl::row_max(m_run, s, m_run);

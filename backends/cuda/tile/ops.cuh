@@ -3,6 +3,8 @@
 // Elementwise (any rt, same shape and layout):
 //   zero(d), fill(d, x), copy(d, s) (converts between float / bf16 / half), mul(d, s, x), exp2(d, s),
 //   map(d, f)                 d = f(row, col, value) elementwise, row/col relative to the tile (row layout only).
+//   mask_cols(d, lim)         d(r, c) = -inf where c >= the limit of row r (lim[i][h]: this lane's rows
+//                             16i + lane/4 + 8h): one compare and select per element (row-layout float tiles).
 // Row vectors (rv_rows) against row-layout tiles:
 //   row_max(v, t) / row_max(v, t, init)     quad-shuffle reduction; the init form folds in init[row].
 //   row_sum(v, t) / row_sum(v, t, init)
@@ -91,6 +93,18 @@ __device__ __forceinline__ void map(rt_fl<R, C>& d, F&& f) {
     const int r = 16 * i + c.row, cc = 16 * j + c.col;
     d.v[i][j][k].x = f(r, cc, d.v[i][j][k].x);
     d.v[i][j][k].y = f(r, cc + 1, d.v[i][j][k].y);
+  });
+}
+
+// The lane's column offset is folded into its row limits once, so each element compares a constant column against
+// a register (ISETP + FSEL); a general map() with a (row, col) predicate compiled to several more instructions.
+template <int R, int C>
+__device__ __forceinline__ void mask_cols(rt_fl<R, C>& d, const int (&lim)[R / 16][2]) {
+  const int c0 = 2 * (lane_id() & 3);
+  each<rt_fl<R, C>>([&](int i, int j, int k) {
+    const int t = lim[i][k & 1] - c0, cc = 16 * j + ((k & 2) ? 8 : 0);
+    d.v[i][j][k].x = cc < t ? d.v[i][j][k].x : kNegInf;
+    d.v[i][j][k].y = cc + 1 < t ? d.v[i][j][k].y : kNegInf;
   });
 }
 

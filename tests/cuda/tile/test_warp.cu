@@ -1,5 +1,6 @@
 // Warp-level tile ops: cp.async into swizzled shared tiles, ldmatrix (row and transposed), mma.sync A·Bᵀ and A·B,
-// row reductions, exp2, stores with a row limit (4-byte and quad-shuffled wide). Runs on any sm_80+ device.
+// row reductions, column masks, exp2, stores with a row limit (4-byte and quad-shuffled wide). Runs on any sm_80+
+// device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -160,8 +161,42 @@ void run_store_wide() {
   CHECK(touched == 0);
 }
 
+// mask_cols on a 32x64 float tile with a column limit per row (below 0, inside, past the end).
+__global__ void k_mask(const float* x, const int* lim, float* y) {
+  tl::rt_fl<32, 64> t;
+  fttest::rt_from_global(t, x, 64);
+  const int lane = tl::lane_id();
+  int l[2][2];
+  for (int i = 0; i < 2; ++i)
+    for (int h = 0; h < 2; ++h) l[i][h] = lim[16 * i + (lane >> 2) + 8 * h];
+  tl::mask_cols(t, l);
+  tl::store(y, 64, t, 32);
+}
+
+void run_mask() {
+  std::vector<float> hx(32 * 64);
+  std::vector<int> hl(32);
+  for (int i = 0; i < 32 * 64; ++i) hx[i] = 0.5f + float(i % 97);
+  for (int r = 0; r < 32; ++r) hl[r] = r == 0 ? -5 : r == 1 ? 0 : r == 2 ? 64 : r == 3 ? 1000 : (r * 37) % 70;
+  dev_buf<float> dx(hx.size()), dy(hx.size());
+  dev_buf<int> dl(hl.size());
+  dx.upload(hx), dl.upload(hl);
+  k_mask<<<1, 32>>>(dx.p, dl.p, dy.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto y = dy.download();
+  int wrong = 0;
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < 64; ++c) {
+      const float want = c < hl[r] ? hx[r * 64 + c] : -std::numeric_limits<float>::infinity();
+      wrong += y[r * 64 + c] != want;
+    }
+  CHECK(wrong == 0);
+}
+
 }  // namespace
 
+TEST_CASE("warp mask_cols: -inf from each row's column limit on") { run_mask(); }
 TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, bf16") { run_store_wide<tl::bf16>(); }
 TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, f16") { run_store_wide<tl::half>(); }
 
