@@ -93,11 +93,13 @@ struct Problem {
 };
 
 // Input distributions other than normal(0,1): q scaled (0: every score equal, uniform attention), v shifted; every
-// k_spike_every-th key row (if > 0) scaled by k_spike_scale, so a row's running max jumps between key blocks.
+// k_spike_every-th key row (if > 0) scaled by k_spike_scale, so a row's running max jumps between key blocks;
+// qk_anti > 0: q = +qk_anti and k = -qk_anti everywhere, every logit equal and far below zero.
 struct Inputs {
   float q_scale = 1.0f, v_offset = 0.0f;
   int k_spike_every = 0;
   float k_spike_scale = 12.0f;
+  float qk_anti = 0.0f;
 };
 
 // Builds a case's tensors on `dev` with fresh normal(0,1) inputs from `seed` (or as `in` says); out and lse are
@@ -149,6 +151,10 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
     for (std::size_t i = 0; i < p.kv.size(); ++i)
       if (static_cast<std::int64_t>(i) / row % c.seqlen_k % in.k_spike_every == 3)
         p.kv[i] = round_to(dt, p.kv[i] * in.k_spike_scale);
+  }
+  if (in.qk_anti > 0.0f) {
+    for (float& x : p.qv) x = round_to(dt, in.qk_anti);
+    for (float& x : p.kv) x = round_to(dt, -in.qk_anti);
   }
   fill(p.v, p.vv, 1.0f, in.v_offset);
   // Write the three inputs into their base images (one image when packed), then upload.

@@ -35,6 +35,7 @@ struct Case {
   int pad;  // extra elements in the seq stride of q, k, v, o (multiple of 8 keeps TMA alignment)
   int o_extra = 0;  // more elements in o's seq stride only (2: o is not TMA-addressable, the direct-store fallback)
   int spikes = 0;   // > 0: every spikes-th key row scaled by 12, so a row's running max jumps (the rescale of O)
+  bool anti = false;  // q = +4 and k = -4 everywhere: every logit equal and far below zero (-128 and less at d64)
 };
 
 int g_cc = 0, g_sms = 0;
@@ -65,6 +66,10 @@ bool run_case(const Case& c, std::mt19937& rng) {
   std::vector<float> fq, fk, fv;
   fttest::random16(hq, fq, nq, rng, 2.0f);
   fttest::random16(hk, fk, nk, rng);
+  if (c.anti) {
+    for (std::size_t i = 0; i < nq; ++i) hq[i] = fttest::to16<T>(4.0f), fq[i] = fttest::from16(hq[i]);
+    for (std::size_t i = 0; i < nk; ++i) hk[i] = fttest::to16<T>(-4.0f), fk[i] = fttest::from16(hk[i]);
+  }
   if (c.spikes > 0) {
     const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;
     for (std::size_t i = 0; i < nk; ++i)
@@ -81,7 +86,7 @@ bool run_case(const Case& c, std::mt19937& rng) {
   char name[160];
   std::snprintf(name, sizeof name, "B=%d Sq=%d Sk=%d Hq=%d Hkv=%d d=%d %s %s pad=%d o+%d%s", c.B, c.Sq, c.Sk, c.Hq,
                 c.Hkv, c.D, c.bf16 ? "bf16" : "f16", c.causal ? "causal" : "full", c.pad, c.o_extra,
-                c.spikes ? " spikes" : "");
+                c.spikes ? " spikes" : c.anti ? " anti" : "");
   const std::string why = flashtile::cuda::sm90_fwd_supports(p);
   if (!why.empty()) {
     std::printf("FAIL %-60s unsupported: %s\n", name, why.c_str());
@@ -302,6 +307,13 @@ int main(int argc, char** argv) {
     // mutation that never rescales O fails the d256 cases, session 14 call 2).
     for (int D : {64, 128, 256})
       for (bool causal : {false, true}) cases.push_back({2, 300, 1500, 4, 2, D, D != 64, causal, 0, 0, 97});
+    // Every logit far below zero (q = 4, k = -4): a row's first max below -128 in the exp2 domain overflowed the
+    // first rescale factor to inf (NaN in l) until session 14. Sq > Sk too: rows whose keys start in a later block.
+    for (int D : {64, 128, 256})
+      for (bool causal : {false, true}) {
+        cases.push_back({1, 300, 300, 2, 1, D, true, causal, 0, 0, 0, true});
+        cases.push_back({1, 500, 257, 2, 2, D, D == 128, causal, 0, 0, 0, true});
+      }
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);

@@ -167,8 +167,10 @@ __device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int m_block, i
 
 // Online softmax of one warp's 16 rows in the exp2 domain. Maxima are kept on raw scores; m_use = max·scale·log2e
 // with -inf (no key seen yet) replaced by 0, so exp2(s·scale·log2e - m_use) is one FFMA + ex2 and never NaN;
-// corr = exp2(old m_use' - new m_use) is 0 while the old max is -inf (O and l are 0 then). l stays per lane and is
-// reduced over the quad at the end.
+// corr = exp2(min(old m_use - new m_use, 0)): m_use only grows once a row has keys, and the min caps the step from
+// the stand-in 0 to a row's first max, which overflowed to inf (0 · inf = NaN in l) when that max was below -128
+// (session 14). O and l are still 0 there, so any finite corr is right. l stays per lane and is reduced over the
+// quad at the end.
 // kLazy: m_use moves only on a row's first key or when the row max passes it by more than kSm90LazyLog2, so P stays
 // <= 2^kSm90LazyLog2 and l >= 1, and corr is exactly 1 in most blocks; `rescale` (warp-uniform) says whether any row
 // of the warp moved, i.e. whether O needs the multiply by corr.
@@ -204,7 +206,7 @@ struct Sm90Softmax {
         mu = first || mu > m_use.v[0][i] + kSm90LazyLog2 ? mu : m_use.v[0][i];
         moved |= !first && mu != m_use.v[0][i];  // first key: O and l are still 0
       }
-      corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
+      corr.v[0][i] = tl::fast_exp2(fminf(m_use.v[0][i] - mu, 0.0f));
       m_use.v[0][i] = mu;
     }
     if constexpr (kLazy) rescale = __any_sync(0xffffffffu, moved);
