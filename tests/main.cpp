@@ -1,6 +1,7 @@
 // Test runner: doctest plus two flashtile options: --ft-backend=cpu|cuda|vulkan, selecting the devices the
-// conformance suite runs on, and --ft-path=NAME (e.g. vulkan_coopmat), one path of theirs alone. A backend with no device here exits 77 (ctest shows the test as skipped) after
-// printing the reason, so a GPU test that cannot run is reported as skipped, never as passed.
+// conformance suite runs on, and --ft-path=NAME (e.g. vulkan_coopmat), one path of theirs alone. A backend with no
+// device here exits 77 (ctest shows the test as skipped) after printing the reason, so a GPU test that cannot run is
+// reported as skipped, never as passed.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 

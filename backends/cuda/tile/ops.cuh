@@ -100,9 +100,9 @@ __device__ __forceinline__ void map(rt_fl<R, C>& d, F&& f) {
 // a register (ISETP + FSEL); a general map() with a (row, col) predicate compiled to several more instructions.
 template <int R, int C>
 __device__ __forceinline__ void mask_cols(rt_fl<R, C>& d, const int (&lim)[R / 16][2]) {
-  const int c0 = 2 * (lane_id() & 3);
+  const int c0 = rt_coords(lane_id(), 0).col;  // the lane's part of the column; rt_coords(0, k) the pair's own
   each<rt_fl<R, C>>([&](int i, int j, int k) {
-    const int t = lim[i][k & 1] - c0, cc = 16 * j + ((k & 2) ? 8 : 0);
+    const int t = lim[i][k & 1] - c0, cc = 16 * j + rt_coords(0, k).col;
     d.v[i][j][k].x = cc < t ? d.v[i][j][k].x : kNegInf;
     d.v[i][j][k].y = cc + 1 < t ? d.v[i][j][k].y : kNegInf;
   });
