@@ -293,6 +293,12 @@ int main(int argc, char** argv) {
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
+    // d128 causal to 512 keys (Q prefetch, persistent), both sides; then more short causal tiles than SMs, so each
+    // persistent CTA runs several and its second Q buffer loads while a tile still stores O through the first (in
+    // --tiny too: racecheck).
+    if (!tiny) cases.push_back({3, 512, 512, 16, 4, 128, true, true, 0});
+    if (!tiny) cases.push_back({3, 513, 513, 16, 4, 128, false, true, 0});
+    for (int D : {64, 128}) cases.push_back({5, 100, 256, 28, 4, D, true, true, 0});
     // O not TMA-addressable (seq stride 2 elements off 16 bytes): the kernels that stage O or store it by TMA fall back
     // to direct stores.
     for (int D : {64, 128, 256})

@@ -6,7 +6,8 @@
 // otherwise one CTA per tile. Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and
 // first K/V blocks load while the consumers still finish the current one (last P·V, epilogue). With Q double-buffered
 // (kChain), the next tile's first Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs
-// while it computes.
+// while it computes. kQPrefetch (short causal kernels) double-buffers Q without chaining: the next tile's Q loads
+// into the other buffer while this tile finishes and stores O through its own.
 // Roles of one CTA:
 //  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty;
 //    kOTma: once its epilogue did, so K0 goes first), then K and V tiles into two kStages-deep rings (in the order
@@ -230,16 +231,21 @@ __device__ __forceinline__ void sm90_scale_to_smem(tile::st<TS, SR, D>& dst, int
 // O of one consumer's 64 rows through shared memory and one TMA store (Sm90Shape::kOTma), for all 128 threads of the
 // consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
 // rows). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer reuse them.
-template <int M, int D, typename T>
-__device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map, tile::st<T, M, D>& staging, int c, int w,
-                                                 tile::rt_fl<16, D>& o, const tile::rv_fl_rows<16>& inv_l,
+template <typename Sh, typename T>
+__device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
+                                                 tile::st<T, Sh::kBlockM, Sh::kHeadDim>& staging, int c, int w,
+                                                 tile::rt_fl<16, Sh::kHeadDim>& o, const tile::rv_fl_rows<16>& inv_l,
                                                  const Sm90Tile& et) {
   namespace tl = flashtile::tile;
+  constexpr int M = Sh::kBlockM;
   sm90_scale_to_smem(staging, c * 64 + w * 16, o, inv_l);
   // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
   // pass together before this consumer's rows are written. Constant ids (a runtime id makes ptxas reserve all 16),
-  // and the three-way choice only where there are three consumers: at d256 it made ptxas spill 28-40 bytes.
-  if (c == 0) tl::named_sync(3, 128);
+  // and the three-way choice only where there are three consumers: at d256 it made ptxas spill 28-40 bytes. The
+  // Q-prefetch kernel of three consumers (d64 causal short) spilled 16 bytes with it and none with 3 + c; d128's
+  // (two) lost 5% with 3 + c (session 15 calls 4-5).
+  if constexpr (Sh::kQPrefetch && M > 128) tl::named_sync(3 + c, 128);
+  else if (c == 0) tl::named_sync(3, 128);
   else if (M <= 128 || c == 1) tl::named_sync(4, 128);
   else tl::named_sync(5, 128);
   if (tl::warpgroup::thread() == 0) {
@@ -372,7 +378,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
     const int valid = p.seqlen_q - row0;
     const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;  // qb < 0: tiles without keys
-    if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<M>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
+    if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<Sh>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
     if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j);
     if (valid <= 0) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;

@@ -46,10 +46,10 @@ std::string sm90_fwd_supports(const FwdParams& p) {
 }
 
 namespace {
-// What the short-sequence kernel changes, for its name: ",ostage" (staged O), ",own" (own blocks).
+// What the short-sequence kernel changes, for its name: ",ostage" (staged O), ",own" (own blocks), ",qpf" (Q prefetch).
 std::string short_tag(const FwdParams& p) {
   const Sm90Short s = sm90_short(p.head_dim, p.causal);
-  return std::string(s.stage_o ? ",ostage" : "") + (s.own_blocks ? ",own" : "");
+  return std::string(s.stage_o ? ",ostage" : "") + (s.own_blocks ? ",own" : "") + (s.q_prefetch ? ",qpf" : "");
 }
 }  // namespace
 

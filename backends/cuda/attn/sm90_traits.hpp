@@ -34,8 +34,10 @@ struct Sm90Config {
   // The short-sequence kernel (a template flag of its own, sm90_short_kernel) while seqlen_k <= short_max_sk (0:
   // never), with what it changes: stage_o, O staged in buffers of its own and stored by TMA from the producer
   // warpgroup (instead of o_tma); own_blocks, each consumer skips the K/V blocks its own rows do not need.
+  // q_prefetch: Q double-buffered without chaining and O stored by TMA through the tile's Q buffer, so a persistent
+  // CTA's next Q loads while this tile finishes (and its store does not hold the next Q back).
   int short_max_sk = 0;
-  bool stage_o = false, own_blocks = false;
+  bool stage_o = false, own_blocks = false, q_prefetch = false;
   // Causal launches of one CTA per tile: tiles in groups of head_group (batch, head) pairs, m-block outermost within
   // a group (sm90_tile), where sm90_launch_group says; else (0) m-block innermost.
   int head_group = 0;
@@ -83,9 +85,9 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0],      v[1],    v[2],      v[3],           v[4],     v[5], c.persistent_max_sk,
-                    c.o_tma,   c.dynamic, c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks, c.head_group,
-                    c.lazy_rescale};
+  return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
+                    c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
+                    c.q_prefetch, c.head_group, c.lazy_rescale};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -107,8 +109,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.o_tma = d == 256 || (d == 128 && causal);
   // Causal launches are persistent only where that beat one CTA per tile: d64 to 1k
   // (bench/results/2026-11-29_h200_final), never at d256; d128 at 512 lost it to pingpong (one CTA per tile
-  // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_session6 calls 2 and 3).
-  if (causal) c.persistent_max_sk = d == 64 ? 1024 : 0;
+  // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_session6 calls 2 and 3) until Q prefetch
+  // (below): 512 persistent with it +4.3% against one CTA per tile; 1k still lost (-3%).
+  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
   c.dynamic = !causal;
@@ -131,6 +134,11 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // kernels spill 28-52 bytes with the skip's release loop.
   c.stage_o = !causal && d <= 128;
   c.own_blocks = d == 64;
+  // Q prefetch (session 15 call 4, bench/results/2026-11-30_h200_session15; the whole grid twice interleaved): ncu
+  // had 6.3% of the d64 causal 512 kernel's stall samples on the consumers' Q wait at a tile's start. d64 causal
+  // short, persistent: Q double-buffered alone +3.5% at 512, O's TMA store alone -3.6%, both +12.5/+4.2% at 512/1k.
+  // d128 causal 512 runs persistent with it (+4.3%). d256 has no room for a second Q.
+  c.q_prefetch = causal && d <= 128;
   // Head groups (session 13 call 1, bench/results/2026-11-30_h200_session13; the whole grid twice interleaved against
   // the m-block-innermost order): groups of 8 pairs d256 causal +4.1/+3.8/+3.8% at 2k/4k/8k, d128 +1.0/+0.1/+1.7%,
   // d64 +1.6/+1.5/+0.1/+1.3% at 2k-16k; one group of all heads (d256 16k: 8 pairs) -2%, as the m-major order lost 7%
@@ -143,12 +151,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // 4k/16k +3.9/+5.4%), where O's 128 FMULs a thread sit between a block's P·V and the next issue; d128 (pingpong
   // hides the rescale under the other consumer's GEMMs) -1..3% from 2k, d64 -1..5%.
   c.lazy_rescale = d == 256;
-  c.short_max_sk = d == 64 ? (causal ? 1024 : kSm90Always) : d == 128 && !causal ? 4096 : 0;
+  c.short_max_sk = d == 64 ? (causal ? 1024 : kSm90Always) : d == 128 ? (causal ? 512 : 4096) : 0;
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY != 0;
 #endif
 #ifdef FT_SM90_OSTAGE  // 0: never staged, 1: staged where the config stages
   c.stage_o = c.stage_o && FT_SM90_OSTAGE;
+#endif
+#ifdef FT_SM90_QPREFETCH  // 0: no Q prefetch in the short kernel
+  c.q_prefetch = c.q_prefetch && FT_SM90_QPREFETCH;
 #endif
 #ifdef FT_SM90_OWN  // 0: no own blocks
   c.own_blocks = c.own_blocks && FT_SM90_OWN;
@@ -194,13 +205,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 // double-buffered Q; own blocks neither with pingpong nor chained tiles, whose next first block is issued with this
 // tile's last), and its limit: 0 where it would change nothing.
 struct Sm90Short {
-  bool stage_o, own_blocks;
+  bool stage_o, own_blocks, q_prefetch;
   int max_sk;
 };
 constexpr Sm90Short sm90_short(int d, bool causal) {
   const Sm90Config c = sm90_config(d, causal);
   const bool own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
-  return {c.stage_o, own, c.stage_o || own ? c.short_max_sk : 0};
+  // Q prefetch takes O's path through the Q buffer: not with staged O, nor past three consumers (named barriers).
+  const bool qp = c.q_prefetch && !c.stage_o && !sm90_chained(c) && c.consumers <= 3;
+  return {c.stage_o, own, qp, c.stage_o || own || qp ? c.short_max_sk : 0};
 }
 // Whether a call runs the short-sequence kernel (sm90_run_short).
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
@@ -219,10 +232,11 @@ struct Sm90Shape {
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr bool kPingpong = sm90_pingpong(kCfg);
-  static constexpr int kQBufs = kCfg.q_bufs;
+  static constexpr bool kQPrefetch = kShort && sm90_short(D, kCausal).q_prefetch;
+  static constexpr int kQBufs = kQPrefetch ? 2 : kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kLazy = kCfg.lazy_rescale;
-  static constexpr bool kOTma = kCfg.o_tma && !(kShort && sm90_short(D, kCausal).stage_o);
+  static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
   static constexpr bool kDynamic = kCfg.dynamic;
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
   static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
