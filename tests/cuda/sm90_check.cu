@@ -288,11 +288,13 @@ int main(int argc, char** argv) {
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
     // Both sides of the short kernel's length limits (sm90_short_kernel: d128 non-causal to 4096 keys, staged O; d64
-    // causal to 1024, own blocks), GQA 2:1.
+    // causal to 1024 persistent and to 4096 one CTA per tile, own blocks and Q prefetch), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
+    if (!tiny) cases.push_back({1, 4096, 4096, 4, 2, 64, true, true, 0});
+    if (!tiny) cases.push_back({1, 4097, 4097, 4, 2, 64, false, true, 0});
     // d128 causal to 512 keys (Q prefetch, persistent), both sides; then more short causal tiles than SMs, so each
     // persistent CTA runs several and its second Q buffer loads while a tile still stores O through the first (in
     // --tiny too: racecheck).
