@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Session 16's first call, ready (~200 s; carry .bundle and .gl; nothing to build; .bundle as built at 1491be8): issue
+# 4's table with session 15's landed kernels (Q prefetch; d64 causal short kernel to 4k), cuDNN and FA2 from the same
+# call. Session 15's table (call 5) predates the d64 causal 2k/4k change.
+#  - Checks: tile_tests; sm90_check; racecheck and memcheck --tiny; the conformance suite on cuda_sm90 and cuda_sm80.
+#  - The grid twice (the library's sm90_check, as sm90_check_main), then the peers.
+# run(carry=[".bundle", ".gl"], timeout_s=360, command='bash bench/tune/session16_first.sh')
+# Analyse: bench/tune/parse_grid.py grid.log. Files: main.log checks.log conformance.log grid.log.
+set -u
+FT_LOG=main.log FT_GRID_TIMEOUT=100
+. "$(dirname "$0")/device_env.sh"
+step "checks"
+ck "$FT_BUNDLE"/tile_tests
+ck "$FT_BUNDLE"/sm90_check --no-bench
+san 150 racecheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
+san 150 memcheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
+grep -E "^==|^exit|passed|FAIL|test cases|hazard|ERROR SUMMARY" "$OUT/checks.log"
+conformance cuda
+mkdir -p /tmp/s16 && cp "$FT_BUNDLE"/sm90_check /tmp/s16/sm90_check_main  # named for parse_grid.py's columns
+ab /tmp/s16 main
+FT_PEERS_TIMEOUT=100 peers_grid
+step done
