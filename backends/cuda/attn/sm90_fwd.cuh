@@ -240,14 +240,12 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
   constexpr int M = Sh::kBlockM;
   sm90_scale_to_smem(staging, c * 64 + w * 16, o, inv_l);
   // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
-  // pass together before this consumer's rows are written. Constant ids (a runtime id makes ptxas reserve all 16),
-  // and the three-way choice only where there are three consumers: at d256 it made ptxas spill 28-40 bytes. The
-  // Q-prefetch kernel of three consumers (d64 causal short) spilled 16 bytes with it and none with 3 + c; d128's
-  // (two) lost 5% with 3 + c (session 15 calls 4-5).
-  if constexpr (Sh::kQPrefetch && M > 128) tl::named_sync(3 + c, 128);
+  // pass together before this consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas
+  // reserve all 16; a three-way choice at d256 once spilled 28-40 bytes). Three (d64's Q-prefetch kernel): 3 + c, where
+  // the constant three-way choice spilled 16 bytes (session 15 call 4).
+  if constexpr (M > 128) tl::named_sync(3 + c, 128);
   else if (c == 0) tl::named_sync(3, 128);
-  else if (M <= 128 || c == 1) tl::named_sync(4, 128);
-  else tl::named_sync(5, 128);
+  else tl::named_sync(4, 128);
   if (tl::warpgroup::thread() == 0) {
     tl::store_async(o_map, staging, et.m_block * M + c * 64, et.head, et.batch, c * 64);
     tl::store_commit();

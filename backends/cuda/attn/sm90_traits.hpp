@@ -153,7 +153,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.lazy_rescale = d == 256;
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
-  c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? 512 : 4096) : 0;
+  // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
+  c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY != 0;
 #endif
