@@ -49,6 +49,23 @@ san() {
   echo "exit $rc ($(( $(date +%s) - s0 )) s)" >> "$OUT/checks.log"
   return $rc
 }
+# land_ab MAIN: the whole grid twice interleaved, MAIN (an sm90_check binary: the kernels landed before) against land
+# (the bundle's sm90_check), then the peers (issue 4's same-call table: bench/tune/parse_grid.py grid.log).
+land_ab() {
+  mkdir -p /tmp/land && cp "$1" /tmp/land/sm90_check_main && cp "$FT_BUNDLE"/sm90_check /tmp/land/sm90_check_land
+  ab /tmp/land main land
+  FT_PEERS_TIMEOUT=100 peers_grid
+}
+# sm90_checks: the CUDA checks of the bundle ($FT_BUNDLE) into checks.log: tile_tests, sm90_check, racecheck and
+# memcheck --tiny; then their verdict lines.
+sm90_checks() {
+  step "checks"
+  ck "$FT_BUNDLE"/tile_tests
+  ck "$FT_BUNDLE"/sm90_check --no-bench
+  san 150 racecheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
+  san 150 memcheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
+  grep -E "^==|^exit|passed|FAIL|test cases|hazard|ERROR SUMMARY" "$OUT/checks.log"
+}
 ck() {
   echo "== $*" >> "$OUT/checks.log"
   timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"

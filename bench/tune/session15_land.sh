@@ -10,12 +10,7 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=60
 . "$(dirname "$0")/device_env.sh"
-step "checks"
-ck "$FT_BUNDLE"/tile_tests
-ck "$FT_BUNDLE"/sm90_check --no-bench
-san 150 racecheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
-san 150 memcheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
-grep -E "^==|^exit|passed|FAIL|test cases|hazard|ERROR SUMMARY" "$OUT/checks.log"
+sm90_checks
 conformance cuda
 ab "$PWD"/.bundle-s15b base land
 FT_PEERS_TIMEOUT=100 peers_grid

@@ -9,12 +9,7 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
-step "checks"
-ck "$FT_BUNDLE"/tile_tests
-ck "$FT_BUNDLE"/sm90_check --no-bench
-san 150 racecheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
-san 150 memcheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
-grep -E "^==|^exit|passed|FAIL|test cases|hazard|ERROR SUMMARY" "$OUT/checks.log"
+sm90_checks
 conformance cuda
 mkdir -p /tmp/s16 && cp "$FT_BUNDLE"/sm90_check /tmp/s16/sm90_check_main  # named for parse_grid.py's columns
 ab /tmp/s16 main

@@ -10,7 +10,7 @@
 // tiles m-block outermost within groups of N (batch, head) pairs, -1 m-block innermost, whatever the launch
 // (sm90_head_group_override); --m-major 1|-1 is --head-group 1000000|-1.
 //
-// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL] [--ctas N] [--head-group N] [--m-major 1|-1].
+// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL[,H,B]] [--ctas N] [--head-group N] [--m-major 1|-1].
 // Exit 0 all passed, 1 a failure, 77 no sm_90 device.
 #include <algorithm>
 #include <chrono>
@@ -239,12 +239,15 @@ int main(int argc, char** argv) {
   bool quick = false, tiny = false, no_bench = false, bench_only = false, grid = false;
   int grid_d = 0;  // --grid-d D: only this head dim
   int grid_smax = 16384;    // --grid-smax S: only seqlens up to S
-  int cell[3] = {0, 0, 0};  // --cell D,S,CAUSAL: time one grid cell with the configured launch (for ncu)
+  // --cell D,S,CAUSAL[,H,B]: time one grid cell (H = 2048 / D, B = 16384 / S unless given) with the configured launch
+  // (for ncu; other H, B: the tile count against the SM count, e.g. the last wave's cost)
+  int cell[5] = {0, 0, 0, 0, 0};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--grid-d") && i + 1 < argc) grid_d = std::atoi(argv[++i]);
     grid |= !std::strcmp(argv[i], "--grid");
     if (!std::strcmp(argv[i], "--grid-smax") && i + 1 < argc) grid_smax = std::atoi(argv[++i]);
-    if (!std::strcmp(argv[i], "--cell") && i + 1 < argc) std::sscanf(argv[++i], "%d,%d,%d", &cell[0], &cell[1], &cell[2]);
+    if (!std::strcmp(argv[i], "--cell") && i + 1 < argc)
+      std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &cell[0], &cell[1], &cell[2], &cell[3], &cell[4]);
     if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc) flashtile::cuda::sm90_ctas_override = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--m-major") && i + 1 < argc)
       flashtile::cuda::sm90_head_group_override = std::atoi(argv[++i]) > 0 ? 1000000 : -1;
@@ -287,19 +290,26 @@ int main(int argc, char** argv) {
         }
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
-    // Both sides of the short kernel's length limits (sm90_short_kernel: d128 non-causal to 4096 keys, staged O; d64
-    // causal to 1024 persistent and to 4096 one CTA per tile, own blocks and Q prefetch), GQA 2:1.
+    // Both sides of the short kernel's length limits (sm90_short_kernel: d128 non-causal to 4096 keys, staged O, Q
+    // prefetch, 128-key blocks; d64 causal to 1024 persistent and to 4096 one CTA per tile, own blocks, Q prefetch
+    // and shifted rows: 1024 and 4096 start 128 rows before row 0, 1025 and 4097 64), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4096, 4096, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4097, 4097, 4, 2, 64, false, true, 0});
-    // d128 causal to 512 keys (Q prefetch, persistent), both sides; then more short causal tiles than SMs, so each
+    // d128 causal at 512 keys (Q prefetch, persistent), odd and even; then more short causal tiles than SMs, so each
     // persistent CTA runs several and its second Q buffer loads while a tile still stores O through the first (in
     // --tiny too: racecheck).
     if (!tiny) cases.push_back({3, 512, 512, 16, 4, 128, true, true, 0});
     if (!tiny) cases.push_back({3, 513, 513, 16, 4, 128, false, true, 0});
+    // d128 causal to 1024 keys (persistent, Q prefetch, head groups of 4 pairs: 24 pairs here, 8 m-blocks), both sides.
+    if (!tiny) cases.push_back({3, 1024, 1024, 8, 2, 128, true, true, 0});
+    if (!tiny) cases.push_back({3, 1025, 1025, 8, 2, 128, false, true, 0});
+    // d256 causal to 512 keys (the short kernel's 64-key blocks), both sides.
+    if (!tiny) cases.push_back({2, 512, 512, 4, 2, 256, true, true, 0});
+    if (!tiny) cases.push_back({2, 513, 513, 4, 2, 256, false, true, 0});
     for (int D : {64, 128}) cases.push_back({5, 100, 256, 28, 4, D, true, true, 0});
     // O not TMA-addressable (seq stride 2 elements off 16 bytes): the kernels that stage O or store it by TMA fall back
     // to direct stores.
@@ -339,7 +349,8 @@ int main(int argc, char** argv) {
     std::printf("correctness: %d/%d passed\n", total - fails, total);
   }
   if (cell[0] != 0) {
-    bench(cell[0], cell[1], 2048 / cell[0], cell[2] != 0, 16384 / cell[1], "_cell");
+    bench(cell[0], cell[1], cell[3] > 0 ? cell[3] : 2048 / cell[0], cell[2] != 0, cell[4] > 0 ? cell[4] : 16384 / cell[1],
+          "_cell");
   } else if (grid) {
     for (int D : {64, 128, 256})
       for (bool causal : {false, true})

@@ -42,6 +42,7 @@ struct Sm90Params {
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of 64 rows x 64 columns
   int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
+  int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (a multiple of 64), else 0
 };
 
 // Staged O's buffers (Sm90Shape::kOStage): kB tiles of 64 rows; none otherwise.
@@ -90,16 +91,17 @@ struct Sm90Smem {
 };
 
 struct Sm90Tile {
-  int m_block, head, batch;
+  int row0, head, batch;  // row0: the tile's first query row (< 0 with shifted rows: those rows are skipped)
 };
 // Tile t of the launch. head_group 0 (non-causal, short causal): the m-block innermost, so CTAs running together
 // share K/V in L2. head_group g > 0: (batch, head) pairs in groups of g, m-blocks outermost within a group,
-// so the longest tiles of a group go first; g = batch_heads (persistent causal launches) hands out the longest tiles
-// of all heads first. Causal visits m-blocks last (longest) first.
-template <bool kCausal>
-__device__ __forceinline__ Sm90Tile sm90_tile(int t, int m_blocks, int batch_heads, int heads, int head_group) {
+// so the longest tiles of a group go first (persistent causal launches: Sm90Config::persistent_group, or all pairs);
+// g = batch_heads hands out the longest tiles of all heads first. Causal visits m-blocks last (longest) first.
+template <bool kCausal, int M, bool kShift, typename P>
+__device__ __forceinline__ Sm90Tile sm90_tile(int t, const P& p) {
+  const int m_blocks = p.m_blocks, batch_heads = p.batch_heads, heads = p.heads_q, head_group = p.head_group;
   int m, bh;
-  if (head_group >= batch_heads) {  // one group (persistent launches): kept apart, the short kernel lost 2-5% without
+  if (head_group >= batch_heads) {  // one group: kept apart, the persistent short kernel lost 2-5% without
     m = t / batch_heads;
     bh = t % batch_heads;
   } else if (head_group > 0) {
@@ -112,7 +114,7 @@ __device__ __forceinline__ Sm90Tile sm90_tile(int t, int m_blocks, int batch_hea
     bh = t / m_blocks;
   }
   if (kCausal) m = m_blocks - 1 - m;
-  return {m, bh % heads, bh / heads};
+  return {m * M - (kShift ? p.row_shift : 0), bh % heads, bh / heads};
 }
 
 // The scheduler role of kDynamic builds (the producer's thread). The tile after t: the launch's next index from its
@@ -137,26 +139,22 @@ __device__ __forceinline__ int sm90_kv_blocks_to(int row_end, int sq, int sk) {
   if constexpr (kCausal) keys = min(sk, max(0, min(sq, row_end) + sk - sq));
   return (keys + N - 1) / N;
 }
-template <int M, int N, bool kCausal>
-__device__ __forceinline__ int sm90_num_kv_blocks(int m_block, int sq, int sk) {
-  return sm90_kv_blocks_to<N, kCausal>((m_block + 1) * M, sq, sk);
-}
 // Sm90Shape::kOwnBlocks: how many of its tile's n_blocks blocks (the first ones in visit order: the highest keys)
 // consumer c skips, because they are masked for all its 64 rows (causal) or its rows are all past Sq. It keeps at
 // least one, so that every path issues the same wgmmas (rows past Sq come out unused, rows without keys masked).
-template <int M, int N, bool kCausal>
-__device__ __forceinline__ int sm90_skipped_blocks(int m_block, int c, int sq, int sk, int n_blocks) {
-  const int row0 = m_block * M + c * 64;
-  return row0 >= sq ? n_blocks - 1 : n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
+template <int M, int N, bool kCausal, bool kShift>
+__device__ __forceinline__ int sm90_skipped_blocks(int tile_row0, int c, int sq, int sk, int n_blocks) {
+  const int row0 = tile_row0 + c * 64;
+  return row0 >= sq || (kShift && row0 < 0) ? n_blocks - 1 : n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
 }
 // The blocks consumer c skips (kOwnBlocks builds, else none): released unread from ring position g0 on, in the
 // producer's order (K(i), then V(i), which loads after K(i + 1); it refills a stage once every consumer released it).
 // The caller's loop then starts past them, on the ring positions and key blocks it would have reached without the
 // skip.
 template <int M, int N, int S, bool kCausal, typename Smem>
-__device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int m_block, int c, int sq, int sk, int n_blocks) {
+__device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int tile_row0, int c, int sq, int sk, int n_blocks) {
   if constexpr (!Smem::Sh::kOwnBlocks) return 0;
-  const int n = sm90_skipped_blocks<M, N, kCausal>(m_block, c, sq, sk, n_blocks);
+  const int n = sm90_skipped_blocks<M, N, kCausal, Smem::Sh::kShiftRows>(tile_row0, c, sq, sk, n_blocks);
   for (int g = g0; g < g0 + n; ++g) {
     tile::wait(sm.k_full[g % S], (g / S) & 1);
     tile::arrive(sm.k_empty[g % S]);
@@ -228,17 +226,34 @@ __device__ __forceinline__ void sm90_scale_to_smem(tile::st<TS, SR, D>& dst, int
   tile::fence_proxy_async();
 }
 
+// The 64-row band of a tile's Q buffer that consumer c of C reads (and stages O in). With shifted rows
+// (Sm90Shape::kShiftRows) Q loads from row max(row0, 0): TMA coordinates stay >= 0 (a negative one stopped the kernel
+// with an illegal instruction, session 16 call 2). So in a tile that starts k bands before row 0, consumer c's rows
+// sit in band c - k, and the k consumers without rows take the bands past the tile's rows (read, never stored).
+template <int C>
+__device__ __forceinline__ int sm90_q_band(int row0, int c) {
+  const int k = row0 < 0 ? -row0 / 64 : 0;
+  return (c - k + C) % C * 64;
+}
+template <bool kShift>
+__device__ __forceinline__ int sm90_q_row(int row0) {  // where a tile's Q load starts
+  return kShift ? max(row0, 0) : row0;
+}
+
 // O of one consumer's 64 rows through shared memory and one TMA store (Sm90Shape::kOTma), for all 128 threads of the
 // consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
-// rows). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer reuse them.
+// rows: its band). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer
+// reuse them. A consumer of shifted rows before row 0 stores at row sq, past the end: clipped, nothing written.
 template <typename Sh, typename T>
 __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
                                                  tile::st<T, Sh::kBlockM, Sh::kHeadDim>& staging, int c, int w,
                                                  tile::rt_fl<16, Sh::kHeadDim>& o, const tile::rv_fl_rows<16>& inv_l,
-                                                 const Sm90Tile& et) {
+                                                 const Sm90Tile& et, int sq) {
   namespace tl = flashtile::tile;
   constexpr int M = Sh::kBlockM;
-  sm90_scale_to_smem(staging, c * 64 + w * 16, o, inv_l);
+  const int band = Sh::kShiftRows ? sm90_q_band<Sh::kConsumers>(et.row0, c) : c * 64;
+  const int grow = Sh::kShiftRows && et.row0 + c * 64 < 0 ? sq : et.row0 + c * 64;
+  sm90_scale_to_smem(staging, band + w * 16, o, inv_l);
   // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
   // pass together before this consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas
   // reserve all 16; a three-way choice at d256 once spilled 28-40 bytes). Three (d64's Q-prefetch kernel): 3 + c, where
@@ -247,7 +262,7 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
   else if (c == 0) tl::named_sync(3, 128);
   else tl::named_sync(4, 128);
   if (tl::warpgroup::thread() == 0) {
-    tl::store_async(o_map, staging, et.m_block * M + c * 64, et.head, et.batch, c * 64);
+    tl::store_async(o_map, staging, grow, et.head, et.batch, band);
     tl::store_commit();
     tl::store_wait<0>();
   }
@@ -261,7 +276,7 @@ __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl
                                              const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
-  const int row = et != nullptr ? et->m_block * Sh::kBlockM + c * 64 : -1, head = et ? et->head : 0,
+  const int row = et != nullptr ? et->row0 + c * 64 : -1, head = et ? et->head : 0,
             batch = et ? et->batch : 0;
   const int b = Sh::kOBufs == 1 ? 0 : c;
   // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
@@ -310,10 +325,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warpgroup::index();
-  auto tile_of = [&](int t) { return sm90_tile<kCausal>(t, p.m_blocks, p.batch_heads, p.heads_q, p.head_group); };
-  auto blocks_of = [&](const Sm90Tile& tt) {
-    return sm90_num_kv_blocks<M, N, kCausal>(tt.m_block, p.seqlen_q, p.seqlen_k);
-  };
+  auto tile_of = [&](int t) { return sm90_tile<kCausal, M, Sh::kShiftRows>(t, p); };
+  auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
 
   if (threadIdx.x == 0) sm.init_barriers();
   __syncthreads();
@@ -340,7 +353,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
         tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
         if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
         tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
-        tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], tt.m_block * M, tt.head, tt.batch);
+        tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, tt.batch);
         // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
         for (int it = 0; it <= n_blocks; ++it) {
           if (it < n_blocks && (!Sh::kOTma || it > 0))
@@ -363,6 +376,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   tl::rt<T, 16, N> p_reg;
   tl::zero(o_acc);
   int j = 0;  // this CTA's tiles with keys so far (Q buffer and phase; kOStage: O buffer uses)
+  int band = c * 64;  // this consumer's rows of the tile's Q buffer (sm90_q_band)
   // Epilogue of tile t for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE (natural log);
   // O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never loaded).
   auto epilogue = [&](int t, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
@@ -373,12 +387,12 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
       inv_l.v[0][i] = l.v[0][i] > 0.0f ? 1.0f / l.v[0][i] : 0.0f;
     }
     const Sm90Tile et = tile_of(t);
-    const int row0 = et.m_block * M + c * 64 + w * 16;  // first query row of this warp
+    const int row0 = et.row0 + c * 64 + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
     const int valid = p.seqlen_q - row0;
-    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;  // qb < 0: tiles without keys
-    if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<Sh>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et);
+    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
+    if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<Sh>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et, p.seqlen_q);
     if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j);
-    if (valid <= 0) return;
+    if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
     constexpr int kW = Sh::kOStoreBytes;  // wide stores where every row of O is aligned to them
     const auto o_bits = reinterpret_cast<std::uintptr_t>(p.o) | (p.o_sb | p.o_sh | p.o_ss) * sizeof(T);
@@ -408,7 +422,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   auto wait_k = [&](int g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
   auto wait_v = [&](int g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
   auto qk = [&](int g, int q) {  // issue S = Q·K(g)ᵀ
-    tl::mma_ABt(s_acc, sm.q[q], c * 64, sm.k[g % S], false);
+    tl::mma_ABt(s_acc, sm.q[q], Sh::kShiftRows ? band : c * 64, sm.k[g % S], false);
     tl::commit();
   };
   int kv = 0;  // ring position of this tile's first block
@@ -424,9 +438,10 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
     const int n_all = blocks_of(tt), qb = j % Sh::kQBufs;
-    Sm90Softmax<N, kCausal, Sh::kPolyEvery, Sh::kLazy> sfx{p.seqlen_k, tt.m_block * M + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
+    Sm90Softmax<N, kCausal, Sh::kPolyEvery, Sh::kLazy> sfx{p.seqlen_k, tt.row0 + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     if (!Sh::kChain) wait_q(j);
-    const int skip = sm90_skip_blocks<M, N, S, kCausal>(kv, sm, tt.m_block, c, p.seqlen_q, p.seqlen_k, n_all);
+    const int skip = sm90_skip_blocks<M, N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     kv += skip;
     // Pingpong: the consumers take turns issuing wgmmas (named barriers 1, 2), one's softmax under the other's GEMMs.
@@ -553,6 +568,7 @@ void sm90_run(const FwdParams& f) {
   p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
   p.batch_heads = f.batch * f.heads_q;
   p.tiles = p.m_blocks * p.batch_heads;
+  p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / 64 * 64 : 0;
 
   auto kernel = &sm90_fwd_kernel<D, T, kCausal, kShort>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),

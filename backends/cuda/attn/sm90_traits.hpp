@@ -12,7 +12,7 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
-// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN / FT_SM90_LAZY override these for experiments
+// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN / FT_SM90_LAZY / FT_SM90_SHIFT override these for experiments
 // (bench/results/*/README.md have the measurements).
 #pragma once
 
@@ -38,9 +38,15 @@ struct Sm90Config {
   // CTA's next Q loads while this tile finishes (and its store does not hold the next Q back).
   int short_max_sk = 0;
   bool stage_o = false, own_blocks = false, q_prefetch = false;
+  int short_block_n = 0;  // the short kernel's K/V block (0: block_n), where its second Q buffer needs the room
+  // Causal own-blocks short kernels: tiles start up to kBlockM - 1 rows (whole consumers) before row 0, so the ragged
+  // tile is the first one, whose rows see the fewest keys, instead of the last, which sees them all.
+  bool shift_rows = false;
   // Causal launches of one CTA per tile: tiles in groups of head_group (batch, head) pairs, m-block outermost within
   // a group (sm90_tile), where sm90_launch_group says; else (0) m-block innermost.
   int head_group = 0;
+  // Persistent causal launches: groups of persistent_group pairs the same way (0: one group of all pairs, m-major).
+  int persistent_group = 0;
   // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy).
   bool lazy_rescale = false;
 };
@@ -51,12 +57,12 @@ inline constexpr float kSm90LazyLog2 = 8.0f;
 // Where head groups paid (session 13, sm90_config's comment): at least two groups, 8 to 64 m-blocks a head.
 inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
 
-// The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, sm90_tile): all of them for
-// persistent causal launches (longest tiles first across heads), the config's head_group for causal launches of one
-// CTA per tile where it paid, else 0 (m-block innermost).
+// The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, sm90_tile): for persistent
+// causal launches the config's persistent_group, else all of them (longest tiles first across heads); the config's
+// head_group for causal launches of one CTA per tile where it paid, else 0 (m-block innermost).
 constexpr int sm90_launch_group(const Sm90Config& c, bool causal, bool persistent, int m_blocks, int batch_heads) {
   if (!causal) return 0;
-  if (persistent) return batch_heads;
+  if (persistent) return c.persistent_group > 0 ? std::min(c.persistent_group, batch_heads) : batch_heads;
   const bool pays = c.head_group > 0 && batch_heads >= 2 * c.head_group && m_blocks >= kSm90GroupMinMBlocks &&
                     m_blocks <= kSm90GroupMaxMBlocks;
   return pays ? c.head_group : 0;
@@ -87,7 +93,8 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   }
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
-                    c.q_prefetch, c.head_group, c.lazy_rescale};
+                    c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
+                    c.lazy_rescale};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -110,8 +117,13 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // Causal launches are persistent only where that beat one CTA per tile: d64 to 1k
   // (bench/results/2026-11-29_h200_final), never at d256; d128 at 512 lost it to pingpong (one CTA per tile
   // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_session6 calls 2 and 3) until Q prefetch
-  // (below): 512 persistent with it +4.3% against one CTA per tile; 1k still lost (-3%).
-  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 512 : 0;
+  // (below): 512 persistent with it +4.3% against one CTA per tile; 1k still lost (-3%), until head groups: the
+  // m-major order over all heads reads each head's K/V once per m-block, from HBM once all of them exceed L2 (512: 128
+  // MB of K/V). Groups of 4 pairs (session 16 call 5, three runs interleaved against the dispatched launches): 512
+  // +9.5%, 1k +4.5% (groups of 8: +8.4/+2.9%; 16: +6.4/-17%). At 2k/4k (call 4, groups of 8) -21/-14%, and d64
+  // causal 1k-4k -12..26%, d256 -15..27%.
+  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 1024 : 0;
+  if (causal && d == 128) c.persistent_group = 4;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
   c.dynamic = !causal;
@@ -139,6 +151,17 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // short, persistent: Q double-buffered alone +3.5% at 512, O's TMA store alone -3.6%, both +12.5/+4.2% at 512/1k.
   // d128 causal 512 runs persistent with it (+4.3%). d256 has no room for a second Q.
   c.q_prefetch = causal && d <= 128;
+  // Non-causal d128 too (session 16 call 3, the whole grid twice interleaved): the short kernel with N = 128 (a
+  // second Q buffer fits beside staged O only with N < 176) +4.6/+1.2/+1.7/+1.1% at 512-4k; N = 128 alone
+  // +4.3/+1.1/-1.5/+0.9% (512 = 4 x 128; N = 176 reads 528 keys). d64 non-causal lost with it (call 2, -1..5%).
+  c.q_prefetch = d <= 128 && (causal || d == 128);
+  if (!causal && d == 128) c.short_block_n = 128;
+  // Shifted rows (session 16 call 3, against the same kernel without): d64 causal +1.5/+5.2/+0.9/+1.7% at 512-4k.
+  // 1k = 5 x 192 + 64 had the 64-row tile last (all 8 key blocks for one consumer's rows); shifted, it is first.
+  c.shift_rows = d == 64;
+#ifdef FT_SM90_SHIFT
+  c.shift_rows = FT_SM90_SHIFT != 0;
+#endif
   // Head groups (session 13 call 1, bench/results/2026-11-30_h200_session13; the whole grid twice interleaved against
   // the m-block-innermost order): groups of 8 pairs d256 causal +4.1/+3.8/+3.8% at 2k/4k/8k, d128 +1.0/+0.1/+1.7%,
   // d64 +1.6/+1.5/+0.1/+1.3% at 2k-16k; one group of all heads (d256 16k: 8 pairs) -2%, as the m-major order lost 7%
@@ -155,6 +178,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
   c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
+  // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
+  // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
+  if (causal && d == 256) c.short_block_n = 64, c.short_max_sk = 512;
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY != 0;
 #endif
@@ -206,17 +232,21 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 
 // The short-sequence kernel's changes that apply to this config (staged O: sm90_config already drops it with a
 // double-buffered Q; own blocks neither with pingpong nor chained tiles, whose next first block is issued with this
-// tile's last), and its limit: 0 where it would change nothing.
+// tile's last; its K/V block; shifted rows), and its limit: 0 where it would change nothing.
 struct Sm90Short {
   bool stage_o, own_blocks, q_prefetch;
-  int max_sk;
+  int max_sk, block_n;
+  bool shift_rows;
 };
 constexpr Sm90Short sm90_short(int d, bool causal) {
   const Sm90Config c = sm90_config(d, causal);
   const bool own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
-  // Q prefetch takes O's path through the Q buffer: not with staged O, nor past three consumers (named barriers).
-  const bool qp = c.q_prefetch && !c.stage_o && !sm90_chained(c) && c.consumers <= 3;
-  return {c.stage_o, own, qp, c.stage_o || own || qp ? c.short_max_sk : 0};
+  // Q prefetch: O leaves through its staged buffers, else through the Q buffer (TMA, one named barrier a consumer: at
+  // most three).
+  const bool qp = c.q_prefetch && !sm90_chained(c) && (c.stage_o || c.consumers <= 3);
+  const int bn = c.short_block_n > 0 ? c.short_block_n : c.block_n;
+  const bool differs = c.stage_o || own || qp || bn != c.block_n;
+  return {c.stage_o, own, qp, differs ? c.short_max_sk : 0, bn, own && causal && c.shift_rows};
 }
 // Whether a call runs the short-sequence kernel (sm90_run_short).
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
@@ -230,7 +260,7 @@ struct Sm90Shape {
   static constexpr Sm90Config kCfg = sm90_config(D, kCausal);
   static constexpr int kHeadDim = D;
   static constexpr int kConsumers = kCfg.consumers;
-  static constexpr int kBlockN = kCfg.block_n;
+  static constexpr int kBlockN = kShort ? sm90_short(D, kCausal).block_n : kCfg.block_n;
   static constexpr int kStages = kCfg.stages;
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
@@ -252,6 +282,7 @@ struct Sm90Shape {
   // kBlockN (d64: 192 x 128), and all but one block where its rows are past Sq (the last tile of a length that
   // kBlockM does not divide: d64 at 512 and 1k).
   static constexpr bool kOwnBlocks = kShort && sm90_short(D, kCausal).own_blocks;
+  static constexpr bool kShiftRows = kShort && sm90_short(D, kCausal).shift_rows;  // Sm90Config::shift_rows
   static constexpr int kBaseSmemBytes =
       2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
   static constexpr int kOBufs = !kOStage ? 0 : kBaseSmemBytes + kConsumers * 128 * D <= 227 * 1024 ? kConsumers : 1;
@@ -278,6 +309,7 @@ struct Sm90Shape {
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
   static_assert(!kShort || sm90_short(D, kCausal).max_sk > 0, "a short kernel only where it changes something");
+  static_assert(!kShiftRows || (kOwnBlocks && !kOStage), "shifted rows: skipped by own blocks; a staged row < 0 stops");
 };
 
 }  // namespace flashtile::cuda

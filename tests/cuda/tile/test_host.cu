@@ -22,17 +22,28 @@ static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).schedule == 2);
 static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).q_bufs == 2);
 static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).poly_every == 8);
 static_assert(fc::sm90_parse_config("1:64", kBase).stages == 2 && fc::sm90_parse_config("1:64", kBase).block_n == 64);
-// Launch order (sm90_launch_group): persistent causal launches take one group of all heads; one CTA per tile, groups
-// of 8 only with at least two groups and 8 to 64 m-blocks a head; non-causal launches never group.
+// Launch order (sm90_launch_group): persistent causal launches take groups of 4 heads at d128, one group of all
+// heads at d64; one CTA per tile, groups of 8 only with at least two groups and 8 to 64 m-blocks a head; non-causal
+// launches never group.
 constexpr fc::Sm90Config kCausal128 = fc::sm90_config(128, true);
-static_assert(kCausal128.head_group == 8);
-static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 512) == 512);
+static_assert(kCausal128.head_group == 8 && kCausal128.persistent_group == 4);
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 512) == 4);
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 3) == 3);  // fewer pairs than a group: one group
+static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512) == 512);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 32, 64) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 16) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  // 16k at d128: mixed
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   // 512: 4 m-blocks a head
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 8) == 0);    // one group: the m-major order
 static_assert(fc::sm90_launch_group(fc::sm90_config(128, false), false, false, 32, 64) == 0);
+// The short kernels: d64 causal shifts its rows (own blocks); d128 non-causal prefetches Q beside staged O with 128-key
+// blocks; d256 causal runs 64-key blocks to 512 keys; d256 non-causal has none.
+static_assert(fc::sm90_short(64, true).shift_rows && fc::sm90_short(64, true).own_blocks);
+static_assert(!fc::sm90_short(64, false).shift_rows && !fc::sm90_short(64, false).q_prefetch);
+static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false).stage_o &&
+              fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, true>::kQBufs == 2);
+static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512);
+static_assert(fc::sm90_short(256, false).max_sk == 0);
 // Register budgets: setmaxnreg only moves registers within a CTA's pool (kThreads x the entry count), and the CTAs
 // of an SM share its 64K registers.
 template <int D, bool kCausal>
