@@ -56,6 +56,17 @@ land_ab() {
   ab /tmp/land main land
   FT_PEERS_TIMEOUT=100 peers_grid
 }
+# cell_runs REPS "CELL..." "NAME [ARGS]"...: sm90_check --bench-only --cell CELL ARGS with NAME's binary ($FT_BIN_NAME)
+# for each run, REPS times interleaved (rep, then cell, then run), under "== NAME [ARGS]" headings in $OUT/pers.log.
+cell_runs() {
+  local reps=$1 cells=$2 rep cell run name bin; shift 2
+  for rep in $(seq "$reps"); do for cell in $cells; do for run in "$@"; do
+    name=${run%% *}; bin=FT_BIN_$name
+    echo "== $run" >> "$OUT/pers.log"
+    # shellcheck disable=SC2086
+    timeout 30 "${!bin}" --bench-only --cell "$cell" ${run#"$name"} >> "$OUT/pers.log" 2>&1
+  done; done; done
+}
 # sm90_checks: the CUDA checks of the bundle ($FT_BUNDLE) into checks.log: tile_tests, sm90_check, racecheck and
 # memcheck --tiny; then their verdict lines.
 sm90_checks() {

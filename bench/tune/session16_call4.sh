@@ -16,16 +16,8 @@ sm90_checks
 conformance cuda
 land_ab .bundle-main/sm90_check_main
 step "persistent head groups"
-for rep in 1 2; do
-  for d in 64 128 256; do for s in 1024 2048 4096; do
-    for run in "land" "pers" "pers --head-group 8"; do
-      b=${run%% *}; extra=${run#"$b"}
-      echo "== $run" >> "$OUT/pers.log"
-      bin=/tmp/land/sm90_check_land; [ "$b" = pers ] && bin=.bundle-v4/sm90_check_pers
-      # shellcheck disable=SC2086
-      timeout 30 "$bin" --bench-only --cell $d,$s,1 $extra >> "$OUT/pers.log" 2>&1
-    done
-  done; done
-done
+FT_BIN_land=/tmp/land/sm90_check_land FT_BIN_pers=.bundle-v4/sm90_check_pers
+cell_runs 2 "$(for d in 64 128 256; do for s in 1024 2048 4096; do printf '%s ' $d,$s,1; done; done)" \
+  "land" "pers" "pers --head-group 8"
 grep -c "^bench" "$OUT/pers.log"
 step done

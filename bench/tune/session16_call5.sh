@@ -8,16 +8,7 @@ set -u
 FT_LOG=main.log
 . "$(dirname "$0")/device_env.sh"
 step "d128 causal persistent head groups"
-for rep in 1 2 3; do
-  for s in 512 1024; do
-    for run in "land" "pers --head-group 4" "pers --head-group 8" "pers --head-group 16"; do
-      b=${run%% *}; extra=${run#"$b"}
-      echo "== $run" >> "$OUT/pers.log"
-      bin=.bundle/sm90_check; [ "$b" = pers ] && bin=.bundle-v4/sm90_check_pers
-      # shellcheck disable=SC2086
-      timeout 30 "$bin" --bench-only --cell 128,$s,1 $extra >> "$OUT/pers.log" 2>&1
-    done
-  done
-done
+FT_BIN_land=.bundle/sm90_check FT_BIN_pers=.bundle-v4/sm90_check_pers
+cell_runs 3 "128,512,1 128,1024,1" "land" "pers --head-group 4" "pers --head-group 8" "pers --head-group 16"
 grep -c "^bench" "$OUT/pers.log"
 step done

@@ -16,14 +16,7 @@ sm90_checks
 conformance cuda
 land_ab .bundle-main/sm90_check_main
 step "d64 causal 512 in head groups"
-for rep in 1 2; do
-  for run in "land" "pers --head-group 4" "pers --head-group 8"; do
-    b=${run%% *}; extra=${run#"$b"}
-    echo "== $run" >> "$OUT/pers.log"
-    bin=/tmp/land/sm90_check_land; [ "$b" = pers ] && bin=.bundle-v4/sm90_check_pers
-    # shellcheck disable=SC2086
-    timeout 30 "$bin" --bench-only --cell 64,512,1 $extra >> "$OUT/pers.log" 2>&1
-  done
-done
+FT_BIN_land=/tmp/land/sm90_check_land FT_BIN_pers=.bundle-v4/sm90_check_pers
+cell_runs 2 "64,512,1" "land" "pers --head-group 4" "pers --head-group 8"
 grep "^bench\|^==" "$OUT/pers.log"
 step done

@@ -300,8 +300,8 @@ int main(int argc, char** argv) {
     if (!tiny) cases.push_back({1, 4096, 4096, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4097, 4097, 4, 2, 64, false, true, 0});
     // d128 causal at 512 keys (Q prefetch, persistent), odd and even; then more short causal tiles than SMs, so each
-    // persistent CTA runs several and its second Q buffer loads while a tile still stores O through the first (in
-    // --tiny too: racecheck).
+    // persistent CTA runs several and its second Q buffer loads while a tile still stores O through the first (d256:
+    // one Q buffer, persistent to 512 keys; in --tiny too: racecheck).
     if (!tiny) cases.push_back({3, 512, 512, 16, 4, 128, true, true, 0});
     if (!tiny) cases.push_back({3, 513, 513, 16, 4, 128, false, true, 0});
     // d128 causal to 1024 keys (persistent, Q prefetch, head groups of 4 pairs: 24 pairs here, 8 m-blocks), both sides.
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
     // d256 causal to 512 keys (the short kernel's 64-key blocks), both sides.
     if (!tiny) cases.push_back({2, 512, 512, 4, 2, 256, true, true, 0});
     if (!tiny) cases.push_back({2, 513, 513, 4, 2, 256, false, true, 0});
-    for (int D : {64, 128}) cases.push_back({5, 100, 256, 28, 4, D, true, true, 0});
+    for (int D : {64, 128, 256}) cases.push_back({5, 100, 256, 28, 4, D, true, true, 0});
     // O not TMA-addressable (seq stride 2 elements off 16 bytes): the kernels that stage O or store it by TMA fall back
     // to direct stores.
     for (int D : {64, 128, 256})

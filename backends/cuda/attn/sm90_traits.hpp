@@ -121,9 +121,10 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // m-major order over all heads reads each head's K/V once per m-block, from HBM once all of them exceed L2 (512: 128
   // MB of K/V). Groups of 4 pairs (session 16 call 5, three runs interleaved against the dispatched launches): 512
   // +9.5%, 1k +4.5% (groups of 8: +8.4/+2.9%; 16: +6.4/-17%). At 2k/4k (call 4, groups of 8) -21/-14%, and d64
-  // causal 1k-4k -12..26%, d256 -15..27%.
-  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 1024 : 0;
-  if (causal && d == 128) c.persistent_group = 4;
+  // causal 1k-4k -12..26%, d256 -15..27%; groups of 2 and 1 lost to 4 (call 7). d256 causal 512 (its short kernel,
+  // no Q prefetch) persistent in groups of 4: +3.9% (call 8; m-major -11%).
+  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 1024 : 512;
+  if (causal && d >= 128) c.persistent_group = 4;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
   c.dynamic = !causal;
@@ -180,7 +181,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
   // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
   // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
-  if (causal && d == 256) c.short_block_n = 64, c.short_max_sk = 512;
+  if (causal && d == 256) c.short_block_n = 64, c.short_max_sk = c.persistent_max_sk;
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY != 0;
 #endif
