@@ -142,19 +142,21 @@ __device__ __forceinline__ int sm90_kv_blocks_to(int row_end, int sq, int sk) {
 // Sm90Shape::kOwnBlocks: how many of its tile's n_blocks blocks (the first ones in visit order: the highest keys)
 // consumer c skips, because they are masked for all its 64 rows (causal) or its rows are all past Sq. It keeps at
 // least one, so that every path issues the same wgmmas (rows past Sq come out unused, rows without keys masked).
-template <int M, int N, bool kCausal, bool kShift>
+// Rows before row 0 (shifted rows, kShift) count as past Sq.
+template <int N, bool kCausal, bool kShift>
 __device__ __forceinline__ int sm90_skipped_blocks(int tile_row0, int c, int sq, int sk, int n_blocks) {
   const int row0 = tile_row0 + c * 64;
-  return row0 >= sq || (kShift && row0 < 0) ? n_blocks - 1 : n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
+  if (row0 >= sq || (kShift && row0 < 0)) return n_blocks - 1;
+  return n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
 }
 // The blocks consumer c skips (kOwnBlocks builds, else none): released unread from ring position g0 on, in the
 // producer's order (K(i), then V(i), which loads after K(i + 1); it refills a stage once every consumer released it).
 // The caller's loop then starts past them, on the ring positions and key blocks it would have reached without the
 // skip.
-template <int M, int N, int S, bool kCausal, typename Smem>
+template <int N, int S, bool kCausal, typename Smem>
 __device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int tile_row0, int c, int sq, int sk, int n_blocks) {
   if constexpr (!Smem::Sh::kOwnBlocks) return 0;
-  const int n = sm90_skipped_blocks<M, N, kCausal, Smem::Sh::kShiftRows>(tile_row0, c, sq, sk, n_blocks);
+  const int n = sm90_skipped_blocks<N, kCausal, Smem::Sh::kShiftRows>(tile_row0, c, sq, sk, n_blocks);
   for (int g = g0; g < g0 + n; ++g) {
     tile::wait(sm.k_full[g % S], (g / S) & 1);
     tile::arrive(sm.k_empty[g % S]);
@@ -441,7 +443,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
     Sm90Softmax<N, kCausal, Sh::kPolyEvery, Sh::kLazy> sfx{p.seqlen_k, tt.row0 + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     if (!Sh::kChain) wait_q(j);
-    const int skip = sm90_skip_blocks<M, N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
+    const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     kv += skip;
     // Pingpong: the consumers take turns issuing wgmmas (named barriers 1, 2), one's softmax under the other's GEMMs.

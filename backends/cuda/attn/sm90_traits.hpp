@@ -115,7 +115,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // +3.4/+0.5%, d256 causal +3.0/+3.1%, d256 non-causal +1.9/+0.3%. d64, d128 non-causal: no gain.
   c.o_tma = d == 256 || (d == 128 && causal);
   // Causal launches are persistent only where that beat one CTA per tile: d64 to 1k
-  // (bench/results/2026-11-29_h200_final), never at d256; d128 at 512 lost it to pingpong (one CTA per tile
+  // (bench/results/2026-11-29_h200_final), d256 not until session 16 (end of this comment); d128 at 512 lost it to pingpong (one CTA per tile
   // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_session6 calls 2 and 3) until Q prefetch
   // (below): 512 persistent with it +4.3% against one CTA per tile; 1k still lost (-3%), until head groups: the
   // m-major order over all heads reads each head's K/V once per m-block, from HBM once all of them exceed L2 (512: 128
@@ -151,7 +151,6 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // had 6.3% of the d64 causal 512 kernel's stall samples on the consumers' Q wait at a tile's start. d64 causal
   // short, persistent: Q double-buffered alone +3.5% at 512, O's TMA store alone -3.6%, both +12.5/+4.2% at 512/1k.
   // d128 causal 512 runs persistent with it (+4.3%). d256 has no room for a second Q.
-  c.q_prefetch = causal && d <= 128;
   // Non-causal d128 too (session 16 call 3, the whole grid twice interleaved): the short kernel with N = 128 (a
   // second Q buffer fits beside staged O only with N < 176) +4.6/+1.2/+1.7/+1.1% at 512-4k; N = 128 alone
   // +4.3/+1.1/-1.5/+0.9% (512 = 4 x 128; N = 176 reads 528 keys). d64 non-causal lost with it (call 2, -1..5%).
