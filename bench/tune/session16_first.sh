@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Session 16's first call, ready (~200 s; carry .bundle and .gl; nothing to build; .bundle as built at 1491be8): issue
-# 4's table with session 15's landed kernels (Q prefetch; d64 causal short kernel to 4k), cuDNN and FA2 from the same
-# call. Session 15's table (call 5) predates the d64 causal 2k/4k change.
+# Issue 4's same-call table for the bundle's kernels (~200 s; carry .bundle and .gl; nothing to build beyond .bundle).
+# Written as session 16's first call (session 15's kernels, .bundle at 1491be8), and generic: any session's first call
+# can run it for a same-call table with the landed kernels.
 #  - Checks: tile_tests; sm90_check; racecheck and memcheck --tiny; the conformance suite on cuda_sm90 and cuda_sm80.
 #  - The grid twice (the library's sm90_check, as sm90_check_main), then the peers.
 # run(carry=[".bundle", ".gl"], timeout_s=360, command='bash bench/tune/session16_first.sh')
