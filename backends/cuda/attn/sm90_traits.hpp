@@ -162,6 +162,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_SHIFT
   c.shift_rows = FT_SM90_SHIFT != 0;
 #endif
+#ifdef FT_SM90_SHORT_N64C  // experiment: d64 causal's short kernel with this K/V block (the diagonal's waste halves at 64)
+  if (causal && d == 64) c.short_block_n = FT_SM90_SHORT_N64C;
+#endif
   // Head groups (session 13 call 1, bench/results/2026-11-30_h200_session13; the whole grid twice interleaved against
   // the m-block-innermost order): groups of 8 pairs d256 causal +4.1/+3.8/+3.8% at 2k/4k/8k, d128 +1.0/+0.1/+1.7%,
   // d64 +1.6/+1.5/+0.1/+1.3% at 2k-16k; one group of all heads (d256 16k: 8 pairs) -2%, as the m-major order lost 7%
