@@ -15,7 +15,8 @@
 //    v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
-//    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp).
+//    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp). kNarrow: a consumer's first
+//    block runs only as wide as its rows need it (sm90_first_cols).
 //  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written; 4 bytes wide, or 8 / 16
 //    after quad shuffles where the config asks and O's rows are aligned); or, in kOStage builds, into O buffers of
 //    their own that a storer thread of the producer warpgroup writes out by TMA (sm90_stage_o); or, in kOTma builds,
@@ -139,6 +140,15 @@ __device__ __forceinline__ int sm90_kv_blocks_to(int row_end, int sq, int sk) {
   if constexpr (kCausal) keys = min(sk, max(0, min(sq, row_end) + sk - sq));
   return (keys + N - 1) / N;
 }
+// Sm90Shape::kNarrow: how many keys of the tile's first block (visit order: the highest, from key0) the rows row0..
+// row0 + 63 of one consumer see, in 1..N. Its Q·Kᵀ then runs that narrow, rounded up to 16: the masks cover every
+// column past it, since no warp of the consumer then sees the block's last key.
+template <int N, bool kCausal>
+__device__ __forceinline__ int sm90_first_cols(int row0, int key0, int sq, int sk) {
+  int keys = sk;
+  if constexpr (kCausal) keys = min(sk, max(0, min(sq, row0 + 64) + sk - sq));
+  return min(N, max(1, keys - key0));
+}
 // Sm90Shape::kOwnBlocks: how many of its tile's n_blocks blocks (the first ones in visit order: the highest keys)
 // consumer c skips, because they are masked for all its 64 rows (causal) or its rows are all past Sq. It keeps at
 // least one, so that every path issues the same wgmmas (rows past Sq come out unused, rows without keys masked).
@@ -182,10 +192,12 @@ struct Sm90Softmax {
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
   bool rescale = true;
 
-  // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s.
-  __device__ __forceinline__ void step(tile::rt_fl<16, N>& s, int key0) {
+  // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s. NW: the
+  // block's width (kNarrow's first blocks: less than N).
+  template <int NW>
+  __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0) {
     namespace tl = flashtile::tile;
-    if (key0 + N > seqlen_k || (kCausal && key0 + N - 1 > last0)) {  // warp-uniform
+    if (key0 + NW > seqlen_k || (kCausal && key0 + NW - 1 > last0)) {  // warp-uniform
       if constexpr (kCausal) {  // row r sees columns c < seqlen_k - key0 and c <= last0 + r - key0
         const int row = tl::lane_id() >> 2, end = seqlen_k - key0;
         int lim[1][2];
@@ -314,6 +326,47 @@ __device__ __forceinline__ void sm90_store_staged_o(Smem& sm, const CUtensorMap*
   }
 }
 
+// The producer role (one thread of the producer warpgroup): Q and the K/V blocks of this CTA's tiles by TMA, each
+// into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler (the
+// tile indices in sm.sched).
+template <typename Smem, typename T, typename TileOf, typename BlocksOf>
+__device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, TileOf&& tile_of, BlocksOf&& blocks_of) {
+  namespace tl = flashtile::tile;
+  using Sh = typename Smem::Sh;
+  constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages, D = Sh::kHeadDim;
+  constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
+  // Ring position g (counted over all tiles of this CTA) uses stage g % S once its previous use was released.
+  auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, int g, int row,
+                  const Sm90Tile& tt) {
+    const int s = g % S;
+    tl::wait(empty[s], ((g / S) & 1) ^ 1);
+    tl::arrive_expect_tx(full[s], kKVBytes);
+    tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
+  };
+  int kv = 0, j = 0, tn = 0;
+  for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
+    if constexpr (Sh::kDynamic) tn = sm90_next_tile(t, p.tile_counter);
+    const Sm90Tile tt = tile_of(t);
+    const int n_blocks = blocks_of(tt);
+    if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
+    const int qb = j % Sh::kQBufs;
+    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
+    tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
+    if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
+    tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
+    tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, tt.batch);
+    // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
+    for (int it = 0; it <= n_blocks; ++it) {
+      if (it < n_blocks && (!Sh::kOTma || it > 0))
+        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
+      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N, tt);
+    }
+    kv += n_blocks;
+    ++j;
+  }
+  if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
+}
+
 template <int D, typename T, bool kCausal, bool kShort>
 __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90Shape<D, kCausal, kShort>::kCtasPerSm)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
@@ -321,7 +374,6 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   namespace tl = flashtile::tile;
   using Sh = Sm90Shape<D, kCausal, kShort>;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
-  constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
   extern __shared__ char smem_raw[];
   auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kShort>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
@@ -335,38 +387,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
 
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
     tl::setmaxnreg_dec<Sh::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      // Ring position g (counted over all tiles of this CTA) uses stage g % S once its previous use was released.
-      auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, int g, int row,
-                      const Sm90Tile& tt) {
-        const int s = g % S;
-        tl::wait(empty[s], ((g / S) & 1) ^ 1);
-        tl::arrive_expect_tx(full[s], kKVBytes);
-        tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
-      };
-      int kv = 0, j = 0, tn = 0;
-      for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
-        if constexpr (Sh::kDynamic) tn = sm90_next_tile(t, p.tile_counter);
-        const Sm90Tile tt = tile_of(t);
-        const int n_blocks = blocks_of(tt);
-        if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
-        const int qb = j % Sh::kQBufs;
-        if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
-        tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
-        if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
-        tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
-        tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, tt.batch);
-        // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
-        for (int it = 0; it <= n_blocks; ++it) {
-          if (it < n_blocks && (!Sh::kOTma || it > 0))
-            load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
-          if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N, tt);
-        }
-        kv += n_blocks;
-        ++j;
-      }
-      if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
-    }
+    if (threadIdx.x == 0) sm90_produce(sm, p, tile_of, blocks_of);
     if constexpr (Sh::kOStage) if (threadIdx.x == 32 && p.o_tma) sm90_store_staged_o(sm, &p.o_map);
     return;
   }
@@ -467,17 +488,39 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     };
 
     // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V.
-    if (!Sh::kChain) {
-      wait_k(kv);
-      turn_begin();
-      tl::fence();
-      qk(kv, qb);
-      turn_end(false);
+    // kNarrow: the first block as narrow as this consumer needs it, where that is less than N: each width a path of
+    // its own, with its own S tile (tile/wgmma.cuh's with_width: else ptxas serializes the kernel's wgmmas).
+    constexpr int kStep = Sh::kNarrow > 0 ? Sh::kNarrow : 16;
+    const int cols =
+        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * 64, (n_blocks - 1) * N, p.seqlen_q, p.seqlen_k) : N;
+    if (Sh::kNarrow > 0 && cols <= N - kStep) {
+      tl::with_width<N - kStep, kStep>(cols, [&](auto w) {
+        tl::rt_fl<16, w()> s;
+        wait_k(kv);
+        turn_begin();
+        tl::fence();
+        tl::mma_ABt_w<w()>(s, sm.q[qb], Sh::kShiftRows ? band : c * 64, sm.k[kv % S], false);
+        tl::commit();
+        turn_end(false);
+        tl::wait<0>();
+        tl::fence_operand(s);
+        qk_done(0);
+        sfx.step(s, (n_blocks - 1) * N);
+        tl::copy_zero_pad(p_reg, s);
+      });
+    } else {
+      if (!Sh::kChain) {
+        wait_k(kv);
+        turn_begin();
+        tl::fence();
+        qk(kv, qb);
+        turn_end(false);
+      }
+      tl::wait<0>();
+      qk_done(0);
+      sfx.step(s_acc, (n_blocks - 1) * N);
+      tl::copy(p_reg, s_acc);
     }
-    tl::wait<0>();
-    qk_done(0);
-    sfx.step(s_acc, (n_blocks - 1) * N);
-    tl::copy(p_reg, s_acc);
     for (int it = 1; it < n_blocks; ++it) {
       wait_k(kv + it);
       wait_v(kv + it - 1);

@@ -47,12 +47,13 @@ std::string sm90_fwd_supports(const FwdParams& p) {
 
 namespace {
 // What the short-sequence kernel changes, for its name: ",ostage" (staged O), ",own" (own blocks), ",qpf" (Q prefetch),
-// ",shift" (shifted rows), ",nN" (its K/V block of N keys).
+// ",shift" (shifted rows), ",nN" (its K/V block of N keys), ",narrowS" (narrow first blocks in steps of S keys).
 std::string short_tag(const FwdParams& p) {
   const Sm90Short s = sm90_short(p.head_dim, p.causal);
   const bool own_n = s.block_n != sm90_config(p.head_dim, p.causal).block_n;
   return std::string(s.stage_o ? ",ostage" : "") + (s.own_blocks ? ",own" : "") + (s.q_prefetch ? ",qpf" : "") +
-         (s.shift_rows ? ",shift" : "") + (own_n ? ",n" + std::to_string(s.block_n) : "");
+         (s.shift_rows ? ",shift" : "") + (own_n ? ",n" + std::to_string(s.block_n) : "") +
+         (s.narrow_first > 0 ? ",narrow" + std::to_string(s.narrow_first) : "");
 }
 }  // namespace
 

@@ -49,6 +49,9 @@ struct Sm90Config {
   int persistent_group = 0;
   // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy).
   bool lazy_rescale = false;
+  // The short kernel's first block of a tile (visit order: the causal diagonal) as narrow as each consumer's rows
+  // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
+  int narrow_first = 0;
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
@@ -94,7 +97,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
                     c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale};
+                    c.lazy_rescale, c.narrow_first};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -162,7 +165,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_SHIFT
   c.shift_rows = FT_SM90_SHIFT != 0;
 #endif
-#ifdef FT_SM90_SHORT_N64C  // experiment: d64 causal's short kernel with this K/V block (the diagonal's waste halves at 64)
+#ifdef FT_SM90_SHORT_N64C  // experiment: d64 causal short kernel with this K/V block (64: 0.88-0.98x, session 17 call 1)
   if (causal && d == 64) c.short_block_n = FT_SM90_SHORT_N64C;
 #endif
   // Head groups (session 13 call 1, bench/results/2026-11-30_h200_session13; the whole grid twice interleaved against
@@ -186,6 +189,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   if (causal && d == 256) c.short_block_n = 64, c.short_max_sk = c.persistent_max_sk;
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY != 0;
+#endif
+  // Narrow first blocks (session 17, bench/results/2026-11-30_h200_session17): in d64's causal short kernel, a
+  // consumer whose 64 rows end in the first half of their diagonal block needs only its first 64 keys. Against the
+  // kernels without, three runs interleaved (calls 3-5): d64 causal 512 +4.8..5.6%, 1k +1.8..3.4%, 4k -1.5..3.5%
+  // (2k level). d128's causal short kernel with them: 512 +1.4/+1.9/-1.8%, level. In every kernel (call 2) the main
+  // kernels lost 3-6% from 4k to the code alone, and d256 causal 512 lost 3.7%.
+  if (causal && d == 64) c.narrow_first = 64;
+#ifdef FT_SM90_NARROW  // experiment: narrow first blocks in steps of this many keys (0: off), d64/d128 causal
+  if (causal && d <= 128) c.narrow_first = FT_SM90_NARROW;
 #endif
 #ifdef FT_SM90_OSTAGE  // 0: never staged, 1: staged where the config stages
   c.stage_o = c.stage_o && FT_SM90_OSTAGE;
@@ -240,6 +252,7 @@ struct Sm90Short {
   bool stage_o, own_blocks, q_prefetch;
   int max_sk, block_n;
   bool shift_rows;
+  int narrow_first;
 };
 constexpr Sm90Short sm90_short(int d, bool causal) {
   const Sm90Config c = sm90_config(d, causal);
@@ -249,7 +262,8 @@ constexpr Sm90Short sm90_short(int d, bool causal) {
   const bool qp = c.q_prefetch && !sm90_chained(c) && (c.stage_o || c.consumers <= 3);
   const int bn = c.short_block_n > 0 ? c.short_block_n : c.block_n;
   const bool differs = c.stage_o || own || qp || bn != c.block_n;
-  return {c.stage_o, own, qp, differs ? c.short_max_sk : 0, bn, own && causal && c.shift_rows};
+  return {c.stage_o, own, qp, differs ? c.short_max_sk : 0, bn, own && causal && c.shift_rows,
+          sm90_chained(c) ? 0 : c.narrow_first};  // chained: the first Q·Kᵀ goes out with the last P·V
 }
 // Whether a call runs the short-sequence kernel (sm90_run_short).
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
@@ -272,6 +286,7 @@ struct Sm90Shape {
   static constexpr int kQBufs = kQPrefetch ? 2 : kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr bool kLazy = kCfg.lazy_rescale;
+  static constexpr int kNarrow = kShort ? sm90_short(D, kCausal).narrow_first : 0;  // Sm90Config::narrow_first
   static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
   static constexpr bool kDynamic = kCfg.dynamic;
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Writes wgmma_ops.inc: one macro per wgmma N for the m64nNk16 f32-accumulating forms used by wgmma.cuh.
+"""Writes wgmma_ops.inc: one macro per wgmma N for the m64nNk16 f32-accumulating forms used by wgmma.cuh, and
+FT_WGMMA_DISPATCH_W, which picks the one of width W.
 
 Each macro expands to one asm statement whose accumulator operands are the float2 members of a warp's rt_fl<16, N>
 (variable `d`), in wgmma's register order, which equals rt's storage order (see rt.cuh). Run: python3 gen_wgmma.py
 """
-NS = [16, 32, 64, 80, 96, 128, 160, 176, 192, 256]
+NS = list(range(16, 257, 16))  # every multiple of 16 wgmma has (register tiles are 16 columns a base tile)
 
 
 def acc_operands(n):
@@ -51,4 +52,10 @@ for n in NS:
     out.append(accs + "  \\")
     out.append('      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(acc))')
     out.append("")
+# FT_WGMMA_DISPATCH_W(KIND, TY, TB): the macro of width W (a constant in scope).
+out.append("#define FT_WGMMA_DISPATCH_W(KIND, TY, TB)  \\")
+for i, n in enumerate(NS):
+    kw = "if constexpr" if i == 0 else "else if constexpr"
+    out.append(f"  {kw} (W == {n}) FT_WGMMA_##KIND##_{n}(TY, TB);" + ("  \\" if i + 1 < len(NS) else ""))
+out.append("")
 open("wgmma_ops.inc", "w").write("\n".join(out))

@@ -1,7 +1,8 @@
 // flashtile tile framework: warp-level operations on register tiles and vectors. Destination first, no hidden state.
 //
 // Elementwise (any rt, same shape and layout):
-//   zero(d), fill(d, x), copy(d, s) (converts between float / bf16 / half), mul(d, s, x), exp2(d, s),
+//   zero(d), fill(d, x), copy(d, s) (converts between float / bf16 / half), copy_zero_pad(d, s) (s narrower: the
+//                             rest of d zero), mul(d, s, x), exp2(d, s),
 //   map(d, f)                 d = f(row, col, value) elementwise, row/col relative to the tile (row layout only).
 //   mask_cols(d, lim)         d(r, c) = -inf where c >= the limit of row r (lim[i][h]: this lane's rows
 //                             16i + lane/4 + 8h): one compare and select per element (row-layout float tiles).
@@ -49,6 +50,14 @@ __device__ __forceinline__ void zero(RT& d) {
 template <typename TD, typename TS, int R, int C, layout L>
 __device__ __forceinline__ void copy(rt<TD, R, C, L>& d, const rt<TS, R, C, L>& s) {
   each<rt<TD, R, C, L>>([&](int i, int j, int k) { d.v[i][j][k] = from_float2<TD>(to_float2(s.v[i][j][k])); });
+}
+// d's first columns from s (converting, as copy), the rest of d zero.
+template <typename TD, typename TS, int R, int CD, int CS>
+__device__ __forceinline__ void copy_zero_pad(rt<TD, R, CD>& d, const rt<TS, R, CS>& s) {
+  static_assert(CS <= CD, "s must fit in d");
+  each<rt<TD, R, CD>>([&](int i, int j, int k) {
+    d.v[i][j][k] = from_float2<TD>(j < CS / 16 ? to_float2(s.v[i][j < CS / 16 ? j : 0][k]) : make_float2(0.0f, 0.0f));
+  });
 }
 
 template <int R, int C, layout L>

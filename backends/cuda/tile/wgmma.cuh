@@ -11,11 +11,14 @@
 //   fence_operand(rt)            compiler fence on accumulator registers around async wgmma.
 //   mma_ABt(d, a_st, a_row0, b_st, accumulate)   d(64xN) (+)= A(64xK rows a_row0.. of a_st) · B(NxK = b_st)ᵀ
 //   mma_AB (d, a_rt, b_st, accumulate)           d(64xN) (+)= A(this warp's 16xK rows, registers) · B(KxN = b_st)
+//   mma_ABt_w<W>(d, a_st, a_row0, b_st, accumulate)  mma_ABt on d's first W columns only (a narrower wgmma)
+//   with_width<N, Step>(cols, f) f(integral_constant W): the narrowest multiple of Step >= cols, at most N
 // Both issue K/16 wgmmas and do NOT commit/wait: call fence() before (when registers changed), then commit(), then
 // wait<...>() and fence_operand(d) before reading d.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tile/rt.cuh"
 #include "tile/st.cuh"
@@ -63,43 +66,45 @@ __device__ __forceinline__ void fence_operand(rt<T, R, C, L>& t) {
   });
 }
 
-#define FT_WGMMA_DISPATCH(KIND, TB)                      \
-  if constexpr (std::is_same_v<T, bf16>) {               \
-    FT_WGMMA_DISPATCH_N(KIND, "bf16", TB)                \
-  } else {                                               \
-    FT_WGMMA_DISPATCH_N(KIND, "f16", TB)                 \
+#define FT_WGMMA_DISPATCH(KIND, TB)               \
+  if constexpr (std::is_same_v<T, bf16>) {        \
+    FT_WGMMA_DISPATCH_W(KIND, "bf16", TB)         \
+  } else {                                        \
+    FT_WGMMA_DISPATCH_W(KIND, "f16", TB)          \
   }
-#define FT_WGMMA_DISPATCH_N(KIND, TY, TB)                                                                    \
-  if constexpr (N == 16) FT_WGMMA_##KIND##_16(TY, TB);                                                      \
-  else if constexpr (N == 32) FT_WGMMA_##KIND##_32(TY, TB);                                                 \
-  else if constexpr (N == 64) FT_WGMMA_##KIND##_64(TY, TB);                                                 \
-  else if constexpr (N == 80) FT_WGMMA_##KIND##_80(TY, TB);                                                 \
-  else if constexpr (N == 96) FT_WGMMA_##KIND##_96(TY, TB);                                                 \
-  else if constexpr (N == 128) FT_WGMMA_##KIND##_128(TY, TB);                                               \
-  else if constexpr (N == 160) FT_WGMMA_##KIND##_160(TY, TB);                                               \
-  else if constexpr (N == 176) FT_WGMMA_##KIND##_176(TY, TB);                                               \
-  else if constexpr (N == 192) FT_WGMMA_##KIND##_192(TY, TB);                                               \
-  else if constexpr (N == 256) FT_WGMMA_##KIND##_256(TY, TB);
 
-template <int N>
-inline constexpr bool wgmma_n_ok = N == 16 || N == 32 || N == 64 || N == 80 || N == 96 || N == 128 || N == 160 || N == 176 ||
-                                   N == 192 || N == 256;
+template <int W>
+inline constexpr bool wgmma_n_ok = W % 16 == 0 && W >= 16 && W <= 256;
 
-// One m64nNk16: d (+)= A(desc) · B(desc), B K-major.
-template <typename T, int N>
+// One m64nWk16 on the first W columns of d (W <= N; the others keep their values): d (+)= A(desc) · B(desc), B
+// K-major.
+template <typename T, int W, int N>
 __device__ __forceinline__ void wgmma_ss(rt_fl<16, N>& d, std::uint64_t da, std::uint64_t db, int acc) {
-  static_assert(wgmma_n_ok<N>, "wgmma N not generated (gen_wgmma.py)");
+  static_assert(wgmma_n_ok<W> && W <= N, "wgmma width: a multiple of 16, at most the accumulator's");
   FT_WGMMA_DISPATCH(SS, "0")
 }
-// One m64nNk16 with A from registers (this warp's 16 rows x 16 k); kMN: B is MN-major (transposed).
-template <typename T, int N, bool kMN>
+// One m64nWk16 with A from registers (this warp's 16 rows x 16 k); kMN: B is MN-major (transposed).
+template <typename T, int W, bool kMN, int N>
 __device__ __forceinline__ void wgmma_rs(rt_fl<16, N>& d, std::uint32_t a0, std::uint32_t a1, std::uint32_t a2,
                                          std::uint32_t a3, std::uint64_t db, int acc) {
-  static_assert(wgmma_n_ok<N>, "wgmma N not generated (gen_wgmma.py)");
+  static_assert(wgmma_n_ok<W> && W <= N, "wgmma width: a multiple of 16, at most the accumulator's");
   if constexpr (kMN) {
     FT_WGMMA_DISPATCH(RS, "1")
   } else {
     FT_WGMMA_DISPATCH(RS, "0")
+  }
+}
+
+// f(std::integral_constant<int, W>) for the narrowest W of Step, 2 Step, ... N with W >= cols (N when cols > N): a
+// run-time width as a compile-time one (one branch each; a constant cols folds to one call).
+template <int N, int Step = 16, int W = Step, typename F>
+__device__ __forceinline__ void with_width(int cols, F&& f) {
+  static_assert(Step % 16 == 0 && Step > 0, "wgmma widths: multiples of 16");
+  if constexpr (W >= N) {
+    f(std::integral_constant<int, N>{});
+  } else {
+    if (cols <= W) f(std::integral_constant<int, W>{});
+    else with_width<N, Step, W + Step>(cols, f);
   }
 }
 
@@ -111,6 +116,16 @@ __device__ __forceinline__ void mma_ABt(rt_fl<16, N>& d, const st<T, AR, K>& a, 
 #pragma unroll
   for (int k = 0; k < K; k += 16)
     wgmma_ss<T, N>(d, desc_kmajor(a, a_row0, k), desc_kmajor(b, 0, k), (accumulate || k > 0) ? 1 : 0);
+}
+// mma_ABt on the first W columns of d only, from b's first W rows (W <= N <= b's rows); d's other columns keep their
+// values.
+template <int W, typename T, int N, int AR, int K, int BN>
+__device__ __forceinline__ void mma_ABt_w(rt_fl<16, N>& d, const st<T, AR, K>& a, int a_row0, const st<T, BN, K>& b,
+                                          bool accumulate) {
+  static_assert(W <= N && N <= BN, "the columns issued must exist in d and b");
+#pragma unroll
+  for (int k = 0; k < K; k += 16)
+    wgmma_ss<T, W>(d, desc_kmajor(a, a_row0, k), desc_kmajor(b, 0, k), (accumulate || k > 0) ? 1 : 0);
 }
 
 // d(64 x N) (+)= A(this warp's rt<T,16,K>, warpgroup rows in warp order) · b (K x N, MN-major in smem).
@@ -125,6 +140,5 @@ __device__ __forceinline__ void mma_AB(rt_fl<16, N>& d, const rt<T, 16, K>& a, c
 }
 
 #undef FT_WGMMA_DISPATCH
-#undef FT_WGMMA_DISPATCH_N
 
 }  // namespace flashtile::tile

@@ -45,6 +45,10 @@ static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false
               fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, true>::kQBufs == 2);
 static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512);
 static_assert(fc::sm90_short(256, false).max_sk == 0);
+// Narrow first blocks: d64's causal short kernel only, in steps of 64 keys (the main kernels lost with them).
+static_assert(fc::Sm90Shape<64, true, true>::kNarrow == 64 && fc::Sm90Shape<64, true, false>::kNarrow == 0);
+static_assert(fc::Sm90Shape<128, true, true>::kNarrow == 0 && fc::Sm90Shape<256, true, true>::kNarrow == 0);
+static_assert(fc::Sm90Shape<64, false, true>::kNarrow == 0);
 // Register budgets: setmaxnreg only moves registers within a CTA's pool (kThreads x the entry count), and the CTAs
 // of an SM share its 64K registers.
 template <int D, bool kCausal>

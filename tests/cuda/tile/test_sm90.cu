@@ -83,9 +83,11 @@ struct WgSmem {
   tl::st<tl::bf16, 64, 128> v;  // K x N (MN-major), K = 64, N = 128
 };
 
-// One warpgroup: s = a·bᵀ (64x64, K=128), o = p·v (64x128, K=64) with p read from global into registers.
+// One warpgroup: s = a·bᵀ (64x64, K=128), o = p·v (64x128, K=64) with p read from global into registers; sn = the
+// first 32 columns of s by one narrower wgmma (mma_ABt_w<32>), written out zero-padded to 64 columns through a bf16
+// tile (copy_zero_pad); picked[i] = the width with_width<64, 16> takes for cols[i].
 __global__ void k_wgmma(const tl::bf16* a, const tl::bf16* b, const tl::bf16* v, const tl::bf16* p, float* s_out,
-                        float* o_out, int* ran) {
+                        float* o_out, float* sn_out, const int* cols, int* picked, int* ran) {
 #if FT_SM90_BODY
   extern __shared__ char raw[];
   auto& sm = *reinterpret_cast<WgSmem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t{1023});
@@ -103,14 +105,21 @@ __global__ void k_wgmma(const tl::bf16* a, const tl::bf16* b, const tl::bf16* v,
   fttest::rt_from_global(pr, p + w * 16 * 64, 64);
   tl::zero(o);
   tl::fence();
+  tl::rt_fl<16, 32> sn;
   tl::mma_ABt(s, sm.a, 0, sm.b, false);
   tl::mma_AB(o, pr, sm.v, true);
+  tl::mma_ABt_w<32>(sn, sm.a, 0, sm.b, false);
   tl::commit();
   tl::wait<0>();
   tl::fence_operand(s);
   tl::fence_operand(o);
+  tl::fence_operand(sn);
   tl::store(s_out + w * 16 * 64, 64, s, 16);
   tl::store(o_out + w * 16 * 128, 128, o, 16);
+  tl::rt_bf<16, 64> padded;
+  tl::copy_zero_pad(padded, sn);
+  tl::store(sn_out + w * 16 * 64, 64, padded, 16);
+  if (tid < 4) tl::with_width<64, 16>(cols[tid], [&](auto wd) { picked[tid] = wd(); });
   if (tid == 0) *ran = 1;
 #endif
 }
@@ -229,13 +238,15 @@ TEST_CASE("sm90 wgmma: A·Bᵀ from shared, A·B with A in registers and B MN-ma
   fttest::random16(hv, fv, 64 * 128, rng);
   fttest::random16(hp, fp, 64 * 64, rng);
   dev_buf<tl::bf16> da(ha.size()), db(hb.size()), dv(hv.size()), dp(hp.size());
-  dev_buf<float> ds(64 * 64), dout(64 * 128);
-  dev_buf<int> dran(1);
+  dev_buf<float> ds(64 * 64), dout(64 * 128), dsn(64 * 64);
+  dev_buf<int> dran(1), dcols(4), dpicked(4);
   da.upload(ha), db.upload(hb), dv.upload(hv), dp.upload(hp);
+  dcols.upload(std::vector<int>{1, 20, 64, 65});
   FT_CUDA(cudaMemset(dran.p, 0, 4));
+  FT_CUDA(cudaMemset(dsn.p, 0xFF, 64 * 64 * 4));  // NaN: every element must be written
   const int smem = sizeof(WgSmem) + 1024;
   FT_CUDA(cudaFuncSetAttribute(k_wgmma, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  k_wgmma<<<1, 128, smem>>>(da.p, db.p, dv.p, dp.p, ds.p, dout.p, dran.p);
+  k_wgmma<<<1, 128, smem>>>(da.p, db.p, dv.p, dp.p, ds.p, dout.p, dsn.p, dcols.p, dpicked.p, dran.p);
   FT_CUDA(cudaGetLastError());
   FT_CUDA(cudaDeviceSynchronize());
   if (dran.download()[0] != 1) {
@@ -258,4 +269,16 @@ TEST_CASE("sm90 wgmma: A·Bᵀ from shared, A·B with A in registers and B MN-ma
     }
   CHECK(fttest::rel_err(gs, rs) < 1e-5);
   CHECK(fttest::rel_err(go, ro) < 1e-5);
+  // The narrow product: columns 0..31 as s's (rounded to bf16 by the padded tile), 32..63 exactly zero.
+  const auto sn = dsn.download();
+  std::vector<double> gn, rn;
+  int bad_pad = 0;
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j) {
+      if (j < 32) gn.push_back(sn[i * 64 + j]), rn.push_back(rs[i * 64 + j]);
+      else bad_pad += sn[i * 64 + j] != 0.0f;
+    }
+  CHECK(fttest::rel_err(gn, rn) < 1e-2);  // bf16's rounding
+  CHECK(bad_pad == 0);
+  CHECK(dpicked.download() == std::vector<int>{16, 32, 64, 64});
 }
