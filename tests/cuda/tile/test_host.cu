@@ -45,6 +45,11 @@ static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false
               fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, true>::kQBufs == 2);
 static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512);
 static_assert(fc::sm90_short(256, false).max_sk == 0);
+// wgmma descriptors move on within a K-major tile by these byte offsets (tile::desc_add): 8 columns are one 16-byte
+// chunk, 64 columns one swizzled block of R rows x 128 bytes.
+static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(16) == 32 && tl::kmajor_offset<tl::st_bf<64, 128>>(48) == 96);
+static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(64) == 64 * 128);
+static_assert(tl::kmajor_offset<tl::st_bf<80, 256>>(208) == 3 * 80 * 128 + 32);
 // Narrow first blocks: d64's causal short kernel only, in steps of 64 keys (the main kernels lost with them).
 static_assert(fc::Sm90Shape<64, true, true>::kNarrow == 64 && fc::Sm90Shape<64, true, false>::kNarrow == 0);
 static_assert(fc::Sm90Shape<128, true, true>::kNarrow == 0 && fc::Sm90Shape<256, true, true>::kNarrow == 0);
