@@ -133,21 +133,22 @@ __device__ __forceinline__ void sm90_sched_stop(tile::mbarrier* q_empty, tile::m
   tile::arrive(q_full[j % kQBufs]);
 }
 
+// Number of keys (from key 0) that query rows before row_end see.
+template <bool kCausal>
+__device__ __forceinline__ int sm90_keys_to(int row_end, int sq, int sk) {
+  return kCausal ? min(sk, max(0, min(sq, row_end) + sk - sq)) : sk;
+}
 // Number of K/V blocks that query rows before row_end see (0: none of them sees a key).
 template <int N, bool kCausal>
 __device__ __forceinline__ int sm90_kv_blocks_to(int row_end, int sq, int sk) {
-  int keys = sk;
-  if constexpr (kCausal) keys = min(sk, max(0, min(sq, row_end) + sk - sq));
-  return (keys + N - 1) / N;
+  return (sm90_keys_to<kCausal>(row_end, sq, sk) + N - 1) / N;
 }
 // Sm90Shape::kNarrow: how many keys of the tile's first block (visit order: the highest, from key0) the rows row0..
 // row0 + 63 of one consumer see, in 1..N. Its Q·Kᵀ then runs that narrow, rounded up to 16: the masks cover every
 // column past it, since no warp of the consumer then sees the block's last key.
 template <int N, bool kCausal>
 __device__ __forceinline__ int sm90_first_cols(int row0, int key0, int sq, int sk) {
-  int keys = sk;
-  if constexpr (kCausal) keys = min(sk, max(0, min(sq, row0 + 64) + sk - sq));
-  return min(N, max(1, keys - key0));
+  return min(N, max(1, sm90_keys_to<kCausal>(row0 + 64, sq, sk) - key0));
 }
 // Sm90Shape::kOwnBlocks: how many of its tile's n_blocks blocks (the first ones in visit order: the highest keys)
 // consumer c skips, because they are masked for all its 64 rows (causal) or its rows are all past Sq. It keeps at

@@ -123,17 +123,6 @@ __device__ __forceinline__ void with_width(int cols, F&& f) {
   }
 }
 
-// d(64 x N) (+)= A(rows a_row0..a_row0+63 of a, K = a's cols) · bᵀ (b: N x K).
-template <typename T, int N, int AR, int K, int BN>
-__device__ __forceinline__ void mma_ABt(rt_fl<16, N>& d, const st<T, AR, K>& a, int a_row0, const st<T, BN, K>& b,
-                                        bool accumulate) {
-  static_assert(BN == N, "B rows must equal the accumulator width");
-  const std::uint64_t da = desc_kmajor(a, a_row0, 0), db = desc_kmajor(b, 0, 0);
-#pragma unroll
-  for (int k = 0; k < K; k += 16)
-    wgmma_ss<T, N>(d, desc_add(da, kmajor_offset<st<T, AR, K>>(k)), desc_add(db, kmajor_offset<st<T, BN, K>>(k)),
-                   (accumulate || k > 0) ? 1 : 0);
-}
 // mma_ABt on the first W columns of d only, from b's first W rows (W <= N <= b's rows); d's other columns keep their
 // values.
 template <int W, typename T, int N, int AR, int K, int BN>
@@ -145,6 +134,14 @@ __device__ __forceinline__ void mma_ABt_w(rt_fl<16, N>& d, const st<T, AR, K>& a
   for (int k = 0; k < K; k += 16)
     wgmma_ss<T, W>(d, desc_add(da, kmajor_offset<st<T, AR, K>>(k)), desc_add(db, kmajor_offset<st<T, BN, K>>(k)),
                    (accumulate || k > 0) ? 1 : 0);
+}
+
+// d(64 x N) (+)= A(rows a_row0..a_row0+63 of a, K = a's cols) · bᵀ (b: N x K).
+template <typename T, int N, int AR, int K, int BN>
+__device__ __forceinline__ void mma_ABt(rt_fl<16, N>& d, const st<T, AR, K>& a, int a_row0, const st<T, BN, K>& b,
+                                        bool accumulate) {
+  static_assert(BN == N, "B rows must equal the accumulator width");
+  mma_ABt_w<N>(d, a, a_row0, b, accumulate);
 }
 
 // d(64 x N) (+)= A(this warp's rt<T,16,K>, warpgroup rows in warp order) · b (K x N, MN-major in smem).
