@@ -67,6 +67,15 @@ cell_runs() {
     timeout 30 "${!bin}" --bench-only --cell "$cell" ${run#"$name"} >> "$OUT/pers.log" 2>&1
   done; done; done
 }
+# variant_checks DIR RACE NAME...: sm90_check --no-bench of each DIR/sm90_check_NAME, racecheck --tiny of RACE's,
+# then the verdict lines of checks.log.
+variant_checks() {
+  local dir=$1 race=$2 v; shift 2
+  step "checks"
+  for v in "$@"; do ck "$dir/sm90_check_$v" --no-bench; done
+  san 150 racecheck "$dir/sm90_check_$race" --tiny --no-bench
+  grep -E "^==|^exit|passed|FAIL|hazard" "$OUT/checks.log"
+}
 # sm90_checks: the CUDA checks of the bundle ($FT_BUNDLE) into checks.log: tile_tests, sm90_check, racecheck and
 # memcheck --tiny; then their verdict lines.
 sm90_checks() {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Measured in session 18 call 1 (bench/results/2026-11-30_h200_session18): rejected, d64 causal 512 -1.8%, 2k -2.2%.
 # Ready for session 18 (~230 s; carry .bundle .bundle-pv .gl): apply bench/tune/session18_narrow_pv.patch (branch
 # wip/s18-narrow-pv in the session-17 repo) on a branch. Narrow first blocks'
 # P·V: a consumer whose first block is narrow (session 17: d64 causal short kernel, 64 of 128 keys) also issues that

@@ -288,11 +288,12 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
 // null: the stop record after the consumer's last tile (o unused).
 template <typename Smem, int D>
 __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl<16, D>& o,
-                                             const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use) {
+                                             const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use, int sq) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
-  const int row = et != nullptr ? et->row0 + c * 64 : -1, head = et ? et->head : 0,
-            batch = et ? et->batch : 0;
+  // A consumer of shifted rows before row 0 stores at row sq, past the end: clipped (row < 0 would stop the storer).
+  const int row0 = et != nullptr ? et->row0 + c * 64 : -1, head = et ? et->head : 0, batch = et ? et->batch : 0;
+  const int row = Sh::kShiftRows && et != nullptr && row0 < 0 ? sq : row0;
   const int b = Sh::kOBufs == 1 ? 0 : c;
   // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
   // alias: with one buffer per consumer, phase use - 1 (the first use is free); with a shared one, the store of the
@@ -415,7 +416,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     const int valid = p.seqlen_q - row0;
     const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<Sh>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et, p.seqlen_q);
-    if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j);
+    if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j, p.seqlen_q);
     if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
     constexpr int kW = Sh::kOStoreBytes;  // wide stores where every row of O is aligned to them
@@ -561,7 +562,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
-  if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j);
+  if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j, p.seqlen_q);
 #endif
 }
 

@@ -139,7 +139,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // (bench/results/2026-11-30_h200_session7), the whole grid twice interleaved against the kernel without it: d64
   // non-causal +4/+4/+4/+2% at 512/1k/2k/4k and -0.6/-0.2% at 8k/16k; d128 non-causal +12/+2/+6/+2% to 4k but -4/-2%
   // at 8k/16k, so it stops there (a kernel of its own); d128 causal -3..8% (with it instead of its Q-buffer TMA
-  // store). d64 causal spills 24 bytes with it; d256 has no shared memory left for an O buffer.
+  // store). d64 causal spills 24 bytes with it; d256 has shared memory left for an O buffer only with N = 64 (below).
   // On since session 8 call 1 (bench/results/2026-11-30_h200_session8): racecheck and memcheck clean after the fix of
   // the shared buffer's hand-over, and against the kernel without it (whole grid twice interleaved) d64 non-causal
   // +5/+6/+3/+2% at 512-4k, d128 non-causal +14/+7/+0/+3%; d128 non-causal staged at 8k/16k lost 2.6/3.0% again.
@@ -186,7 +186,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
   // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
   // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
-  if (causal && d == 256) c.short_block_n = 64, c.short_max_sk = c.persistent_max_sk;
+  // d256 non-causal 512 with N = 64 and staged O in one buffer that the consumers take in turn (session 18 call 1,
+  // bench/results/2026-11-30_h200_session18; three runs interleaved): +6.8% (501 vs 470 TFLOP/s), 1k -1.5%, 2k-16k
+  // -4..8%. Its Q buffer no longer holds O, so the next tile's Q loads during this one's last P·V and epilogue (session
+  // 17's ncu: Q waited for the previous O store).
+  // Causal 512 with staged O as well (call 2, three runs interleaved): +2.4% (326 vs 318 TFLOP/s).
+  if (d == 256) c.stage_o = true, c.short_block_n = 64, c.short_max_sk = 512;
+#ifdef FT_SM90_CSTAGE  // experiment: the causal short kernel of this head dim with staged O (d64/d128: level, call 2)
+  if (causal && d == FT_SM90_CSTAGE) c.stage_o = true;
+#endif
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY != 0;
 #endif
@@ -327,7 +335,7 @@ struct Sm90Shape {
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
   static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
   static_assert(!kShort || sm90_short(D, kCausal).max_sk > 0, "a short kernel only where it changes something");
-  static_assert(!kShiftRows || (kOwnBlocks && !kOStage), "shifted rows: skipped by own blocks; a staged row < 0 stops");
+  static_assert(!kShiftRows || kOwnBlocks, "shifted rows: the consumers without rows skip their blocks");
 };
 
 }  // namespace flashtile::cuda

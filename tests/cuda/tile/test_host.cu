@@ -38,13 +38,15 @@ static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   //
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 8) == 0);    // one group: the m-major order
 static_assert(fc::sm90_launch_group(fc::sm90_config(128, false), false, false, 32, 64) == 0);
 // The short kernels: d64 causal shifts its rows (own blocks); d128 non-causal prefetches Q beside staged O with 128-key
-// blocks; d256 causal runs 64-key blocks to 512 keys; d256 non-causal has none.
+// blocks; d256 runs 64-key blocks to 512 keys with staged O in one buffer the consumers share.
 static_assert(fc::sm90_short(64, true).shift_rows && fc::sm90_short(64, true).own_blocks);
 static_assert(!fc::sm90_short(64, false).shift_rows && !fc::sm90_short(64, false).q_prefetch);
 static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false).stage_o &&
               fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, true>::kQBufs == 2);
-static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512);
-static_assert(fc::sm90_short(256, false).max_sk == 0);
+static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512 &&
+              fc::sm90_short(256, true).stage_o && fc::Sm90Shape<256, true, true>::kOBufs == 1);
+static_assert(fc::sm90_short(256, false).max_sk == 512 && fc::sm90_short(256, false).block_n == 64 &&
+              fc::sm90_short(256, false).stage_o && fc::Sm90Shape<256, false, true>::kOBufs == 1);
 // wgmma descriptors move on within a K-major tile by these byte offsets (tile::desc_add): 8 columns are one 16-byte
 // chunk, 64 columns one swizzled block of R rows x 128 bytes.
 static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(16) == 32 && tl::kmajor_offset<tl::st_bf<64, 128>>(48) == 96);
