@@ -254,11 +254,17 @@ template <bool kShift>
 __device__ __forceinline__ int sm90_q_row(int row0) {  // where a tile's Q load starts
   return kShift ? max(row0, 0) : row0;
 }
+// Where a consumer whose rows start at row0 stores O by TMA: there, or, for shifted rows before row 0, at row sq, past
+// the end (clipped, nothing written; a negative coordinate stops the kernel, and row < 0 stops staged O's storer).
+template <bool kShift>
+__device__ __forceinline__ int sm90_o_row(int row0, int sq) {
+  return kShift && row0 < 0 ? sq : row0;
+}
 
 // O of one consumer's 64 rows through shared memory and one TMA store (Sm90Shape::kOTma), for all 128 threads of the
 // consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
 // rows: its band). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer
-// reuse them. A consumer of shifted rows before row 0 stores at row sq, past the end: clipped, nothing written.
+// reuse them.
 template <typename Sh, typename T>
 __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
                                                  tile::st<T, Sh::kBlockM, Sh::kHeadDim>& staging, int c, int w,
@@ -267,7 +273,7 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
   namespace tl = flashtile::tile;
   constexpr int M = Sh::kBlockM;
   const int band = Sh::kShiftRows ? sm90_q_band<Sh::kConsumers>(et.row0, c) : c * 64;
-  const int grow = Sh::kShiftRows && et.row0 + c * 64 < 0 ? sq : et.row0 + c * 64;
+  const int grow = sm90_o_row<Sh::kShiftRows>(et.row0 + c * 64, sq);
   sm90_scale_to_smem(staging, band + w * 16, o, inv_l);
   // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
   // pass together before this consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas
@@ -291,9 +297,8 @@ __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl
                                              const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use, int sq) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
-  // A consumer of shifted rows before row 0 stores at row sq, past the end: clipped (row < 0 would stop the storer).
-  const int row0 = et != nullptr ? et->row0 + c * 64 : -1, head = et ? et->head : 0, batch = et ? et->batch : 0;
-  const int row = Sh::kShiftRows && et != nullptr && row0 < 0 ? sq : row0;
+  const int row = et != nullptr ? sm90_o_row<Sh::kShiftRows>(et->row0 + c * 64, sq) : -1, head = et ? et->head : 0,
+            batch = et ? et->batch : 0;
   const int b = Sh::kOBufs == 1 ? 0 : c;
   // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
   // alias: with one buffer per consumer, phase use - 1 (the first use is free); with a shared one, the store of the
