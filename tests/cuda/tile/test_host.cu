@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "attn/sm90_traits.hpp"
 #include "util.cuh"
@@ -95,4 +96,24 @@ TEST_CASE("host: shared tiles use the 128-byte swizzle and each element has its 
     }
   CHECK(seen.size() == 16u * 128u);
   CHECK(*seen.rbegin() < static_cast<std::uint32_t>(S::kBytes));
+}
+
+// fastdiv (tile/fastdiv.cuh): the quotient and remainder of / and % for every divisor to 300 and some large ones,
+// over dividends from 0 to 2^31 - 1 (the tile indices it divides stay below that).
+static_assert(tl::fastdiv(7).div(2147483647) == 2147483647 / 7 && tl::fastdiv(1).div(123) == 123);
+TEST_CASE("host: fastdiv equals / and % for launch-sized divisors") {
+  std::vector<std::uint32_t> divisors;
+  for (std::uint32_t d = 1; d <= 300; ++d) divisors.push_back(d);
+  for (std::uint32_t d : {511u, 512u, 513u, 4096u, 12345u, 65536u, 1000003u, (1u << 30) + 1, 2147483647u})
+    divisors.push_back(d);
+  std::vector<int> xs;
+  for (int x = 0; x < 5000; ++x) xs.push_back(x);
+  for (std::int64_t x = 5000; x < 2147483647; x = x * 3 / 2 + 7) xs.push_back(static_cast<int>(x));
+  for (int x : {2147483647, 2147483646, 1073741824, 1073741823}) xs.push_back(x);
+  int bad = 0;
+  for (std::uint32_t d : divisors) {
+    const tl::fastdiv f(d);
+    for (int x : xs) bad += f.div(x) != x / static_cast<int>(d) || f.mod(x) != x % static_cast<int>(d);
+  }
+  CHECK(bad == 0);
 }
