@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A/B table of a tuning call's grid.log: for each cell, each binary's dispatched TFLOP/s averaged over its runs in
-the call (binaries run interleaved, `== DIR/sm90_check_NAME ...` headings), its ratio to BASE, and cuDNN from the same
+the call (binaries run interleaved, `== DIR/sm90_check_NAME ...` headings; NAME@head-groupN etc. for runs with
+those launch overrides), its ratio to BASE, and cuDNN from the same
 call; then each binary's geomean ratio to BASE, causal and non-causal apart. parse_grid.py gives the table against the
 issue's bars; this one says whether a variant beats the kernel it came from.
 Usage: ab_grid.py grid.log BASE"""
@@ -14,7 +15,12 @@ runs = collections.defaultdict(lambda: collections.defaultdict(list))
 peers, names, binary = {}, [], None
 for line in open(path):
     if line.startswith("== "):
-        binary = line.split()[1].rsplit("_", 1)[-1]
+        words = line.split()
+        binary = words[1].rsplit("_", 1)[-1]
+        # Run-time launch overrides make a run of their own: pd --head-group 8 is pd@head-group8.
+        for flag, value in zip(words[2:], words[3:]):
+            if flag in ("--head-group", "--ctas", "--m-major"):
+                binary += f"@{flag[2:]}{value}"
         if binary not in names:
             names.append(binary)
     m = re.match(r"bench sm90_fwd_\w+ d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)

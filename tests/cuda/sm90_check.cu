@@ -307,6 +307,11 @@ int main(int argc, char** argv) {
     // d128 causal to 1024 keys (persistent, Q prefetch, head groups of 4 pairs: 24 pairs here, 8 m-blocks), both sides.
     if (!tiny) cases.push_back({3, 1024, 1024, 8, 2, 128, true, true, 0});
     if (!tiny) cases.push_back({3, 1025, 1025, 8, 2, 128, false, true, 0});
+    // d128 causal past 1024 keys: persistent with the dynamic scheduler (to 4096), tiles without keys where Sq > Sk
+    // (the consumers write them up front; the scheduler never hands them out). In --tiny too: racecheck.
+    cases.push_back({1, 1100, 1030, 2, 1, 128, true, true, 0});
+    if (!tiny) cases.push_back({1, 3000, 1500, 4, 2, 128, false, true, 0});
+    if (!tiny) cases.push_back({2, 4096, 4096, 4, 2, 128, true, true, 0});
     // d256 causal to 512 keys (the short kernel's 64-key blocks), both sides.
     if (!tiny) cases.push_back({2, 512, 512, 4, 2, 256, true, true, 0});
     if (!tiny) cases.push_back({2, 513, 513, 4, 2, 256, false, true, 0});

@@ -654,7 +654,7 @@ void sm90_run(const FwdParams& f) {
   const auto stream = static_cast<cudaStream_t>(f.stream);
   // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
   // never share one). One CTA per tile (a test hook here) keeps the static order.
-  const bool dynamic = Sh::kDynamic && ctas > 0;
+  const bool dynamic = Sh::kDynamic && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
   if (dynamic) {
     sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
     sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");

@@ -29,7 +29,9 @@ struct Sm90Config {
                                     // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
   int persistent_max_sk = kSm90Always;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
-  bool dynamic = false;  // persistent launches take tiles from an atomic counter (non-causal only: no tile lacks keys)
+  // Persistent launches take tiles from an atomic counter (causal: tiles without keys, Sq > Sk, never go out; the
+  // consumers' up-front pass writes them in the static order), except while seqlen_k <= static_max_sk.
+  bool dynamic = false;
   int o_store_bytes = 4;  // width of direct O stores: 4, or 8 / 16 after quad shuffles (tile::store_scaled_wide)
   // The short-sequence kernel (a template flag of its own, sm90_short_kernel) while seqlen_k <= short_max_sk (0:
   // never), with what it changes: stage_o, O staged in buffers of its own and stored by TMA from the producer
@@ -52,6 +54,7 @@ struct Sm90Config {
   // The short kernel's first block of a tile (visit order: the causal diagonal) as narrow as each consumer's rows
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
   int narrow_first = 0;
+  int static_max_sk = 0;  // dynamic's exception: the static order (t + k x grid) while seqlen_k <= this
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
@@ -97,7 +100,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
                     c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale, c.narrow_first};
+                    c.lazy_rescale, c.narrow_first, c.static_max_sk};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -126,11 +129,19 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // +9.5%, 1k +4.5% (groups of 8: +8.4/+2.9%; 16: +6.4/-17%). At 2k/4k (call 4, groups of 8) -21/-14%, and d64
   // causal 1k-4k -12..26%, d256 -15..27%; groups of 2 and 1 lost to 4 (call 7). d256 causal 512 (its short kernel,
   // no Q prefetch) persistent in groups of 4: +3.9% (call 8; m-major -11%).
-  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 1024 : 512;
+  // d128 causal 2k/4k persistent (session 19 call 2, with the dynamic scheduler, below): 4k +2.1% (526.6-527.8 vs
+  // 514.4-520.0 TFLOP/s one CTA per tile), 2k -0.9% (runs overlap), 8k -4.5%.
+  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 4096 : 512;
   if (causal && d >= 128) c.persistent_group = 4;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
-  c.dynamic = !causal;
+  // Causal too at d64/d128 (session 19 call 2, three runs interleaved against the static order): the counter hands
+  // the next tile to the CTA that is free. d64 causal 512/1k +3.1/+5.6%. d128 causal 512/1k kept the static order
+  // (dynamic -9.7/-4.3%: there the static order gives each CTA one tile of each length, groups of 4 pairs x 4 m-blocks
+  // against a grid of 132); from 2k the static order gave a CTA the same lengths every round (4k: -24% against one CTA
+  // per tile in call 1).
+  c.dynamic = !causal || d <= 128;
+  if (causal && d == 128) c.static_max_sk = 1024;
   // Wide O stores: session 6 call 5 timed the kernels without O stores, and the 4-byte stores were most of the per-tile
   // cost of persistent launches (d128 non-causal 512 +29%, 1k +17%). 16-byte stores (call 6) won that back at short
   // lengths (d128 non-causal 512 +11%, 1k +5%) but cost 2-5% from 4k at d64/d128 non-causal (the main loop's code
@@ -242,7 +253,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #endif
   // Direct stores with a double-buffered Q (chained tiles) and past three consumers (one named barrier each).
   c.o_tma = c.o_tma && c.q_bufs == 1 && c.consumers <= 3;
-  c.dynamic = c.dynamic && !causal && c.q_bufs == 1;  // chained tiles need the next tile early
+  c.dynamic = c.dynamic && c.q_bufs == 1;  // chained tiles need the next tile early
   c.stage_o = c.stage_o && c.q_bufs == 1;             // and store their O late, out of loop order
 #ifdef FT_SM90_DYNAMIC
   c.dynamic = FT_SM90_DYNAMIC != 0;
@@ -296,7 +307,9 @@ struct Sm90Shape {
   static constexpr bool kLazy = kCfg.lazy_rescale;
   static constexpr int kNarrow = kShort ? sm90_short(D, kCausal).narrow_first : 0;  // Sm90Config::narrow_first
   static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
-  static constexpr bool kDynamic = kCfg.dynamic;
+  // The scheduler slots only in kernels that can launch persistent (the main kernel where it outlives the short one).
+  static constexpr bool kDynamic =
+      kCfg.dynamic && (kShort || sm90_short(D, kCausal).max_sk < kCfg.persistent_max_sk);
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
   static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
@@ -333,7 +346,9 @@ struct Sm90Shape {
   static_assert(kCfg.o_store_bytes == 4 || kCfg.o_store_bytes == 8 || kCfg.o_store_bytes == 16, "O stores: 4, 8, 16 B");
   static_assert(!kOTma || kConsumers <= 3, "O's TMA store syncs each consumer on its own named barrier, ids 3..5");
   static_assert(!(kOTma && kChain), "O staged in the Q buffer: the chain's dropped Q·Kᵀ would still read it");
-  static_assert(!kDynamic || (!kCausal && !kChain), "dynamic scheduling: non-causal (every tile has keys), no chain");
+  // Dynamic causal launches: tiles without keys (Sq > Sk) are written by the consumers' up-front pass in the static
+  // order and never handed out (sm90_produce skips them).
+  static_assert(!kDynamic || !kChain, "dynamic scheduling: no chain");
   static_assert(!kShort || sm90_short(D, kCausal).max_sk > 0, "a short kernel only where it changes something");
   static_assert(!kShiftRows || kOwnBlocks, "shifted rows: the consumers without rows skip their blocks");
 };
