@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
     // Both sides of the short kernel's length limits (sm90_short_kernel: d128 non-causal to 4096 keys, staged O, Q
-    // prefetch, 128-key blocks; d64 causal to 1024 persistent and to 4096 one CTA per tile, own blocks, Q prefetch
+    // prefetch, 128-key blocks; d64 causal to 4096 persistent (the dynamic scheduler), own blocks, Q prefetch
     // and shifted rows: 1024 and 4096 start 128 rows before row 0, 1025 and 4097 64), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});

@@ -644,7 +644,10 @@ void sm90_run(const FwdParams& f) {
   int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * per_sm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;
-  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads);
+  // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
+  // never share one). One CTA per tile (a test hook here) keeps the static order.
+  const bool dynamic = Sh::kDynamic && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
+  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic);
   if (sm90_head_group_override != 0) group = std::max(sm90_head_group_override, 0);
   p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
   auto div = [](int d) { return tile::fastdiv(static_cast<std::uint32_t>(std::max(d, 1))); };
@@ -652,9 +655,6 @@ void sm90_run(const FwdParams& f) {
   p.div_group = div(p.head_group), p.div_per = div(p.head_group * p.m_blocks);
   if (grid == 0) return;
   const auto stream = static_cast<cudaStream_t>(f.stream);
-  // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
-  // never share one). One CTA per tile (a test hook here) keeps the static order.
-  const bool dynamic = Sh::kDynamic && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
   if (dynamic) {
     sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
     sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");

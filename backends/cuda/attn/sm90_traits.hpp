@@ -55,6 +55,8 @@ struct Sm90Config {
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
   int narrow_first = 0;
   int static_max_sk = 0;  // dynamic's exception: the static order (t + k x grid) while seqlen_k <= this
+  int dynamic_group = 0;  // persistent causal launches with the dynamic scheduler: groups of this many pairs
+                          // (0: persistent_group)
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
@@ -66,9 +68,12 @@ inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
 // The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, sm90_tile): for persistent
 // causal launches the config's persistent_group, else all of them (longest tiles first across heads); the config's
 // head_group for causal launches of one CTA per tile where it paid, else 0 (m-block innermost).
-constexpr int sm90_launch_group(const Sm90Config& c, bool causal, bool persistent, int m_blocks, int batch_heads) {
+// Dynamic persistent launches take the config's dynamic_group where it has one.
+constexpr int sm90_launch_group(const Sm90Config& c, bool causal, bool persistent, int m_blocks, int batch_heads,
+                                bool dynamic = false) {
   if (!causal) return 0;
-  if (persistent) return c.persistent_group > 0 ? std::min(c.persistent_group, batch_heads) : batch_heads;
+  const int pg = dynamic && c.dynamic_group > 0 ? c.dynamic_group : c.persistent_group;
+  if (persistent) return pg > 0 ? std::min(pg, batch_heads) : batch_heads;
   const bool pays = c.head_group > 0 && batch_heads >= 2 * c.head_group && m_blocks >= kSm90GroupMinMBlocks &&
                     m_blocks <= kSm90GroupMaxMBlocks;
   return pays ? c.head_group : 0;
@@ -100,7 +105,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
                     c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale, c.narrow_first, c.static_max_sk};
+                    c.lazy_rescale, c.narrow_first, c.static_max_sk, c.dynamic_group};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -129,9 +134,12 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // +9.5%, 1k +4.5% (groups of 8: +8.4/+2.9%; 16: +6.4/-17%). At 2k/4k (call 4, groups of 8) -21/-14%, and d64
   // causal 1k-4k -12..26%, d256 -15..27%; groups of 2 and 1 lost to 4 (call 7). d256 causal 512 (its short kernel,
   // no Q prefetch) persistent in groups of 4: +3.9% (call 8; m-major -11%).
-  // d128 causal 2k/4k persistent (session 19 call 2, with the dynamic scheduler, below): 4k +2.1% (526.6-527.8 vs
-  // 514.4-520.0 TFLOP/s one CTA per tile), 2k -0.9% (runs overlap), 8k -4.5%.
-  if (causal) c.persistent_max_sk = d == 64 ? 1024 : d == 128 ? 4096 : 512;
+  // Session 19 (bench/results/2026-11-30_h200_session19), persistent with the dynamic scheduler (below) to 4k:
+  // - d128 causal, groups of 4: call 3 +6.7/+4.3% at 2k/4k against one CTA per tile (8k: 565 vs 563 TFLOP/s in call 2's
+  //   persistent runs, so it stops at 4k);
+  // - d64 causal, one group of all pairs (call 2's persistent runs): 2k/4k 406/425 vs 372/421 one CTA per tile, 8k
+  //   396 vs 448.
+  if (causal) c.persistent_max_sk = d == 64 ? 4096 : d == 128 ? 4096 : 512;
   if (causal && d >= 128) c.persistent_group = 4;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
@@ -142,6 +150,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // per tile in call 1).
   c.dynamic = !causal || d <= 128;
   if (causal && d == 128) c.static_max_sk = 1024;
+  // d128 causal's dynamic launches in groups of 16 pairs (call 2): 2k 506 / 490 / 476 TFLOP/s with groups of 16 / 8 /
+  // 4, 4k 556 / 552 / 539. d64 (one group of all pairs): 2k 406, groups of 16 396, of 8 387; 4k 425 / 439 / 427.
+  if (causal && d == 128) c.dynamic_group = 16;
   // Wide O stores: session 6 call 5 timed the kernels without O stores, and the 4-byte stores were most of the per-tile
   // cost of persistent launches (d128 non-causal 512 +29%, 1k +17%). 16-byte stores (call 6) won that back at short
   // lengths (d128 non-causal 512 +11%, 1k +5%) but cost 2-5% from 4k at d64/d128 non-causal (the main loop's code

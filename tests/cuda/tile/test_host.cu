@@ -23,7 +23,7 @@ static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).schedule == 2);
 static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).q_bufs == 2);
 static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).poly_every == 8);
 static_assert(fc::sm90_parse_config("1:64", kBase).stages == 2 && fc::sm90_parse_config("1:64", kBase).block_n == 64);
-// Launch order (sm90_launch_group): persistent causal launches take groups of 4 heads at d128 and d256 (to 1k / 512
+// Launch order (sm90_launch_group): persistent causal launches take groups of 4 heads at d128 and d256 (static order: to 1k / 512
 // keys), one group of all heads at d64; one CTA per tile, groups of 8 only with at least two groups and 8 to 64 m-blocks a head; non-causal
 // launches never group.
 constexpr fc::Sm90Config kCausal128 = fc::sm90_config(128, true);
@@ -33,6 +33,10 @@ static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 3) == 3);  // few
 static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512) == 512);
 static_assert(fc::sm90_config(256, true).persistent_max_sk == 512 && fc::sm90_config(256, true).persistent_group == 4);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 32, 64) == 8);
+// Dynamic persistent launches (d128 causal past 1k) in groups of 16; d64's in one group of all pairs.
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 16, 128, true) == 16);
+static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 11, 256, true) == 256);
+static_assert(kCausal128.persistent_max_sk == 4096 && kCausal128.static_max_sk == 1024);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 16) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  // 16k at d128: mixed
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   // 512: 4 m-blocks a head
