@@ -647,7 +647,8 @@ void sm90_run(const FwdParams& f) {
   // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
   // never share one). One CTA per tile (a test hook here) keeps the static order.
   const bool dynamic = Sh::kDynamic && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
-  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic);
+  const long long kv_bytes = 2ll * f.seqlen_k * D * sizeof(T);
+  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
   if (sm90_head_group_override != 0) group = std::max(sm90_head_group_override, 0);
   p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
   auto div = [](int d) { return tile::fastdiv(static_cast<std::uint32_t>(std::max(d, 1))); };

@@ -55,8 +55,6 @@ struct Sm90Config {
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
   int narrow_first = 0;
   int static_max_sk = 0;  // dynamic's exception: the static order (t + k x grid) while seqlen_k <= this
-  int dynamic_group = 0;  // persistent causal launches with the dynamic scheduler: groups of this many pairs
-                          // (0: persistent_group)
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
@@ -68,12 +66,15 @@ inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
 // The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, sm90_tile): for persistent
 // causal launches the config's persistent_group, else all of them (longest tiles first across heads); the config's
 // head_group for causal launches of one CTA per tile where it paid, else 0 (m-block innermost).
-// Dynamic persistent launches take the config's dynamic_group where it has one.
+// Dynamic persistent launches (kv_bytes: one pair's K and V) with at least kSm90GroupMinMBlocks m-blocks a head take
+// groups whose K/V come to about kSm90DynamicGroupKV bytes.
+inline constexpr long long kSm90DynamicGroupKV = 32ll << 20;
 constexpr int sm90_launch_group(const Sm90Config& c, bool causal, bool persistent, int m_blocks, int batch_heads,
-                                bool dynamic = false) {
+                                bool dynamic = false, long long kv_bytes = 0) {
   if (!causal) return 0;
-  const int pg = dynamic && c.dynamic_group > 0 ? c.dynamic_group : c.persistent_group;
-  if (persistent) return pg > 0 ? std::min(pg, batch_heads) : batch_heads;
+  if (persistent && dynamic && kv_bytes > 0 && m_blocks >= kSm90GroupMinMBlocks)
+    return static_cast<int>(std::clamp<long long>(kSm90DynamicGroupKV / kv_bytes, 1, batch_heads));
+  if (persistent) return c.persistent_group > 0 ? std::min(c.persistent_group, batch_heads) : batch_heads;
   const bool pays = c.head_group > 0 && batch_heads >= 2 * c.head_group && m_blocks >= kSm90GroupMinMBlocks &&
                     m_blocks <= kSm90GroupMaxMBlocks;
   return pays ? c.head_group : 0;
@@ -105,7 +106,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
                     c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale, c.narrow_first, c.static_max_sk, c.dynamic_group};
+                    c.lazy_rescale, c.narrow_first, c.static_max_sk};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -150,9 +151,12 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // per tile in call 1).
   c.dynamic = !causal || d <= 128;
   if (causal && d == 128) c.static_max_sk = 1024;
-  // d128 causal's dynamic launches in groups of 16 pairs (call 2): 2k 506 / 490 / 476 TFLOP/s with groups of 16 / 8 /
-  // 4, 4k 556 / 552 / 539. d64 (one group of all pairs): 2k 406, groups of 16 396, of 8 387; 4k 425 / 439 / 427.
-  if (causal && d == 128) c.dynamic_group = 16;
+  // Their head groups (sm90_launch_group): about 32 MB of K/V a group from 8 m-blocks a head, so a group's K/V stays in
+  // L2 while the CTAs work through it (calls 2 and 5, persistent runs with run-time group sizes, TFLOP/s):
+  //   d64 2k: 16 / 32 / 64 / all 256 pairs 396 / 404 / 411 / 398-406; 4k: 32 / 64 / all 128 pairs 444-450 / 406-429 /
+  //     401-450 (bimodal); d128 2k: 4 / 8 / 16 / 32 / 64 476 / 490 / 506-507 / 523 / 494; 4k: 16 / 32 / 64 545-556 /
+  //   509 / 492. The best are 32 MB at each (d64 2k 64 pairs x 512 KB, 4k 32 x 1 MB; d128 2k 32 x 1 MB, 4k 16 x 2 MB).
+  //   d64 at 512/1k (3/6 m-blocks a head) runs best in one group of all pairs (32 pairs: -6/-2%).
   // Wide O stores: session 6 call 5 timed the kernels without O stores, and the 4-byte stores were most of the per-tile
   // cost of persistent launches (d128 non-causal 512 +29%, 1k +17%). 16-byte stores (call 6) won that back at short
   // lengths (d128 non-causal 512 +11%, 1k +5%) but cost 2-5% from 4k at d64/d128 non-causal (the main loop's code

@@ -33,9 +33,13 @@ static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 3) == 3);  // few
 static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512) == 512);
 static_assert(fc::sm90_config(256, true).persistent_max_sk == 512 && fc::sm90_config(256, true).persistent_group == 4);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 32, 64) == 8);
-// Dynamic persistent launches (d128 causal past 1k) in groups of 16; d64's in one group of all pairs.
-static_assert(fc::sm90_launch_group(kCausal128, true, true, 16, 128, true) == 16);
-static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 11, 256, true) == 256);
+// Dynamic persistent launches: groups of about 32 MB of K/V from 8 m-blocks a head (d128 2k: 32 pairs of 1 MB, 4k:
+// 16 of 2 MB; never more than there are), else the static rule (d64 at 1k, 6 m-blocks: one group of all pairs).
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 16, 128, true, 1 << 20) == 32);
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 64, true, 2 << 20) == 16);
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 8, true, 2 << 20) == 8);
+static_assert(fc::sm90_launch_group(kCausal128, true, true, 64, 16, true, 64 << 20) == 1);
+static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512, true, 256 << 10) == 512);
 static_assert(kCausal128.persistent_max_sk == 4096 && kCausal128.static_max_sk == 1024);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 16) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  // 16k at d128: mixed
