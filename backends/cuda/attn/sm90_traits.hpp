@@ -7,7 +7,8 @@
 // seqlen_k <= persistent_max_sk, else one CTA per tile. Causal long sequences measured faster with one CTA per tile
 // (likely: the hardware's block order keeps the m-blocks of one head together, sharing K/V in L2, where the persistent
 // longest-first order spreads them over heads; and it balances the uneven tiles dynamically) (Run 3 in
-// bench/results/2026-11-29_h200_sm90_tuning/README.md).
+// bench/results/2026-11-29_h200_sm90_tuning/README.md). Session 19 found the static order's imbalance behind it: causal
+// persistent launches at d64/d128 now take tiles from a counter (Sm90Config::dynamic) in head groups that share L2.
 // schedule: 1 = S(n) and P(n-1)·V(n-1) in flight together, softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
