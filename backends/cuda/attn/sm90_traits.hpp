@@ -148,8 +148,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // Causal too at d64/d128 (session 19 call 2, three runs interleaved against the static order): the counter hands
   // the next tile to the CTA that is free. d64 causal 512/1k +3.1/+5.6%. d128 causal 512/1k kept the static order
   // (dynamic -9.7/-4.3%: there the static order gives each CTA one tile of each length, groups of 4 pairs x 4 m-blocks
-  // against a grid of 132); from 2k the static order gave a CTA the same lengths every round (4k: -24% against one CTA
-  // per tile in call 1).
+  // against a grid of 132); from 2k the static order gave a CTA the same lengths every round (d128 4k: 400 against 517
+  // TFLOP/s one CTA per tile in call 2).
   c.dynamic = !causal || d <= 128;
   if (causal && d == 128) c.static_max_sk = 1024;
   // Their head groups (sm90_launch_group): about 32 MB of K/V a group from 8 m-blocks a head, so a group's K/V stays in
