@@ -10,22 +10,19 @@ import math
 import re
 import sys
 
+from gridlog import BENCH, run_name
+
 path, base = sys.argv[1], sys.argv[2]
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
 peers, names, binary = {}, [], None
 for line in open(path):
     if line.startswith("== "):
-        words = line.split()
-        binary = words[1].rsplit("_", 1)[-1]
-        # Run-time launch overrides make a run of their own: pd --head-group 8 is pd@head-group8.
-        for flag, value in zip(words[2:], words[3:]):
-            if flag in ("--head-group", "--ctas", "--m-major"):
-                binary += f"@{flag[2:]}{value}"
+        binary = run_name(line)
         if binary not in names:
             names.append(binary)
-    m = re.match(r"bench sm90_fwd_\w+ d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
+    m = BENCH.match(line)
     if m and line.rstrip().endswith("dispatched"):
-        runs[(int(m[1]), m[3], int(m[2]))][binary].append(float(m[4]))
+        runs[(int(m[2]), m[4], int(m[3]))][binary].append(float(m[5]))
     m = re.match(r"peer cudnn\s+d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
     if m:
         peers[(int(m[1]), m[3], int(m[2]))] = float(m[4])

@@ -6,19 +6,16 @@ the variant's flags, so a variant that changes where launches go persistent (FT_
 default rules. Read its forced modes here (session 19 call 2).
 Usage: grid_modes.py grid.log [causal|non-causal]"""
 import collections
-import re
 import sys
+
+from gridlog import BENCH, run_name
 
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
 name = None
 for line in open(sys.argv[1]):
     if line.startswith("== "):
-        w = line.split()
-        name = w[1].rsplit("_", 1)[-1]
-        for flag, value in zip(w[2:], w[3:]):
-            if flag in ("--head-group", "--ctas", "--m-major"):
-                name += f"@{flag[2:]}{value}"
-    m = re.match(r"bench sm90_fwd_(\w+) d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
+        name = run_name(line)
+    m = BENCH.match(line)
     if m:
         runs[(int(m[2]), m[4], int(m[3]))][f"{name}/{m[1]}"].append(float(m[5]))
 only = sys.argv[2] if len(sys.argv) > 2 else None
