@@ -169,10 +169,11 @@ __device__ __forceinline__ int sm90_skipped_blocks(int tile_row0, int c, int sq,
 // The caller's loop then starts past them, on the ring positions and key blocks it would have reached without the
 // skip.
 template <int N, int S, bool kCausal, typename Smem>
-__device__ __forceinline__ int sm90_skip_blocks(int g0, Smem& sm, int tile_row0, int c, int sq, int sk, int n_blocks) {
+__device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_row0, int c, int sq, int sk,
+                                                int n_blocks) {
   if constexpr (!Smem::Sh::kOwnBlocks) return 0;
   const int n = sm90_skipped_blocks<N, kCausal, Smem::Sh::kShiftRows>(tile_row0, c, sq, sk, n_blocks);
-  for (int g = g0; g < g0 + n; ++g) {
+  for (unsigned g = g0; g < g0 + n; ++g) {
     tile::wait(sm.k_full[g % S], (g / S) & 1);
     tile::arrive(sm.k_empty[g % S]);
     tile::wait(sm.v_full[g % S], (g / S) & 1);
@@ -347,14 +348,15 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages, D = Sh::kHeadDim;
   constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
   // Ring position g (counted over all tiles of this CTA) uses stage g % S once its previous use was released.
-  auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, int g, int row,
-                  const Sm90Tile& tt) {
+  auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, unsigned g,
+                  int row, const Sm90Tile& tt) {
     const int s = g % S;
     tl::wait(empty[s], ((g / S) & 1) ^ 1);
     tl::arrive_expect_tx(full[s], kKVBytes);
     tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
   };
-  int kv = 0, j = 0, tn = 0;
+  unsigned kv = 0;  // unsigned: see the consumers' wait_k
+  int j = 0, tn = 0;
   for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
     if constexpr (Sh::kDynamic) tn = sm90_next_tile(t, p.tile_counter);
     const Sm90Tile tt = tile_of(t);
@@ -389,7 +391,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kShort>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
-  const int wg = tl::warpgroup::index();
+  const int wg = tl::warp_uniform(tl::warpgroup::index());
   auto tile_of = [&](int t) { return sm90_tile<kCausal, M, Sh::kShiftRows>(t, p); };
   auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
 
@@ -456,14 +458,17 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
   // g: ring position (this CTA's K/V blocks counted over its tiles); j: its tiles with keys (Q buffer and phase).
   auto wait_q = [&](int j) { tl::wait(sm.q_full[j % Sh::kQBufs], (j / Sh::kQBufs) & 1); };
-  auto wait_k = [&](int g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
-  auto wait_v = [&](int g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
-  auto qk = [&](int g, int q) {  // issue S = Q·K(g)ᵀ
+  // Ring positions are unsigned: % S and / S of a power of two are then one AND and one shift (signed: five more).
+  auto wait_k = [&](unsigned g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
+  auto wait_v = [&](unsigned g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
+  auto qk = [&](unsigned g, int q) {  // issue S = Q·K(g)ᵀ
     tl::mma_ABt(s_acc, sm.q[q], Sh::kShiftRows ? band : c * 64, sm.k[g % S], false);
     tl::commit();
   };
-  int kv = 0;  // ring position of this tile's first block
-  auto take = [&](int j) { wait_q(j); return sm.sched[j & 1]; };  // kDynamic: the scheduler's tile j
+  unsigned kv = 0;  // ring position of this tile's first block
+  // kDynamic: the scheduler's tile j, read from shared memory, so warp-uniform only by tl::warp_uniform's word (its
+  // row offsets, block counts and ring positions feed the wgmma descriptors).
+  auto take = [&](int j) { wait_q(j); return tl::warp_uniform(sm.sched[j & 1]); };
   int t = Sh::kDynamic ? take(0) : next(blockIdx.x);
   if (Sh::kChain && t < p.tiles) {  // chained: the first tile's first Q·Kᵀ; later ones go out with a last P·V
     wait_q(0);
@@ -486,7 +491,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
     auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
     if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
-    auto pv = [&](int g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
+    auto pv = [&](unsigned g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
       tl::mma_AB(o_acc, p_reg, sm.v[g % S], g != kv);
       tl::commit();
     };

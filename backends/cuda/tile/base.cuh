@@ -96,6 +96,11 @@ struct warpgroup {
   __device__ static int index() { return static_cast<int>(threadIdx.x / 128u); }
 };
 
+// x as lane 0 of the warp has it: for values the same in every lane (warp and warpgroup indices) that the compiler
+// cannot prove so. Known warp-uniform, what is computed from them (shared-memory addresses, wgmma descriptors) can live
+// in uniform registers instead of being moved there (R2UR) before each use. All 32 lanes must call it.
+__device__ __forceinline__ int warp_uniform(int x) { return __shfl_sync(0xffffffffu, x, 0); }
+
 static_assert(warpgroup::kThreads == warpgroup::kWarps * warp::kThreads);
 
 template <typename S>

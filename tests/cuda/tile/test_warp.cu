@@ -1,6 +1,6 @@
 // Warp-level tile ops: cp.async into swizzled shared tiles, ldmatrix (row and transposed), mma.sync A·Bᵀ and A·B,
-// row reductions, column masks, exp2, stores with a row limit (4-byte and quad-shuffled wide). Runs on any sm_80+
-// device.
+// row reductions, warp_uniform, column masks, exp2, stores with a row limit (4-byte and quad-shuffled wide). Runs on
+// any sm_80+ device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -194,8 +194,30 @@ void run_mask() {
   CHECK(wrong == 0);
 }
 
+// warp_uniform: every lane gets lane 0's value; with warpgroup::index that is the thread's own warpgroup.
+__global__ void k_uniform(int* y, int* wg) {
+  const int t = threadIdx.x;
+  y[t] = tl::warp_uniform(t * 7 + 3);
+  wg[t] = tl::warp_uniform(tl::warpgroup::index());
+}
+
+void run_uniform() {
+  const int n = 256;
+  dev_buf<int> dy(n), dw(n);
+  FT_CUDA(cudaMemset(dy.p, 0xFF, n * sizeof(int)));
+  FT_CUDA(cudaMemset(dw.p, 0xFF, n * sizeof(int)));
+  k_uniform<<<1, n>>>(dy.p, dw.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto y = dy.download(), w = dw.download();
+  int wrong = 0;
+  for (int t = 0; t < n; ++t) wrong += y[t] != (t / 32 * 32) * 7 + 3 || w[t] != t / 128;
+  CHECK(wrong == 0);
+}
+
 }  // namespace
 
+TEST_CASE("warp warp_uniform: lane 0's value in every lane") { run_uniform(); }
 TEST_CASE("warp mask_cols: -inf from each row's column limit on") { run_mask(); }
 TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, bf16") { run_store_wide<tl::bf16>(); }
 TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, f16") { run_store_wide<tl::half>(); }
