@@ -312,6 +312,13 @@ int main(int argc, char** argv) {
     cases.push_back({1, 1100, 1030, 2, 1, 128, true, true, 0});
     if (!tiny) cases.push_back({1, 3000, 1500, 4, 2, 128, false, true, 0});
     if (!tiny) cases.push_back({2, 4096, 4096, 4, 2, 128, true, true, 0});
+    // d128 non-causal past 4096 keys: the main kernel in clusters of two (K/V halves multicast into both CTAs; a
+    // head's m-blocks rounded up to pairs, the extra tile past Sq stores nothing): 1, 2, 5 and 8 m-blocks, GQA 4:1,
+    // more tiles than SMs (CTAs loop over pairs). In --tiny too: racecheck.
+    cases.push_back({1, 130, 4100, 2, 1, 128, true, false, 0});
+    if (!tiny) cases.push_back({1, 1, 4500, 2, 1, 128, true, false, 0});
+    if (!tiny) cases.push_back({2, 1000, 5000, 4, 2, 128, false, false, 0});
+    if (!tiny) cases.push_back({3, 513, 4200, 16, 4, 128, true, false, 0});
     // d256 causal to 512 keys (the short kernel's 64-key blocks), both sides.
     if (!tiny) cases.push_back({2, 512, 512, 4, 2, 256, true, true, 0});
     if (!tiny) cases.push_back({2, 513, 513, 4, 2, 256, false, true, 0});

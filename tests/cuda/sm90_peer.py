@@ -4,7 +4,8 @@ with CUDA events (as sm90_check: 100 ms warm-up, median of 7 batches of 10 calls
 --grid: sm90_check --grid's cells instead (B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not); the
 tensors are [B,S,H,D] in memory (flashtile's layout), handed to SDPA as [B,H,S,D] views.
 --vk-cells: issue 5's table cells instead (the same B and H, S 1k/4k/16k). --dtype f16|bf16 (default bf16): the
-Vulkan table runs f16, so its cuDNN column comes from --vk-cells --dtype f16 --cudnn-only (bench/tune/vk_table.py)."""
+Vulkan table runs f16, so its cuDNN column comes from --vk-cells --dtype f16 --cudnn-only (bench/tune/vk_table.py).
+--cell D,S,CAUSAL: one grid cell; --cudnn-only / --flash-only: one peer (for ncu)."""
 import statistics
 import sys
 
@@ -44,6 +45,8 @@ def main():
     peers = (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash2", SDPBackend.FLASH_ATTENTION))
     if "--cudnn-only" in sys.argv:
         peers = peers[:1]
+    if "--flash-only" in sys.argv:  # FA2 alone (for ncu)
+        peers = peers[1:]
     cells = [(1, 128, 16384, 16, False), (1, 128, 16384, 16, True), (1, 64, 16384, 16, False),
              (1, 64, 16384, 16, True), (1, 256, 16384, 16, False), (1, 256, 16384, 16, True)]
     if "--cell" in sys.argv:  # --cell D,S,CAUSAL: one grid cell (for ncu)

@@ -13,8 +13,8 @@
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
 // FT_SM90_SCHEDULE / FT_SM90_PERSISTENT (0: never, 1: always) / FT_SM90_POLY / FT_SM90_OTMA / FT_SM90_DYNAMIC /
-// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN / FT_SM90_LAZY / FT_SM90_SHIFT override these for experiments
-// (bench/results/*/README.md have the measurements).
+// FT_SM90_OSTORE / FT_SM90_OSTAGE / FT_SM90_OWN / FT_SM90_LAZY / FT_SM90_SHIFT / FT_SM90_CLUSTER override these for
+// experiments (bench/results/*/README.md have the measurements).
 #pragma once
 
 #include <algorithm>
@@ -56,6 +56,10 @@ struct Sm90Config {
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
   int narrow_first = 0;
   int static_max_sk = 0;  // dynamic's exception: the static order (t + k x grid) while seqlen_k <= this
+  // The main (non-short) non-causal kernel in clusters of this many CTAs (1 or 2), which run adjacent m-blocks of one
+  // head in step: each loads half of every K/V block and the copy engine multicasts it into both, halving L2 -> SM
+  // traffic per FLOP (FlashAttention-3 clusters d >= 128 non-causal the same way). Static tile order (pairs).
+  int cluster = 1;
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
@@ -107,7 +111,7 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
                     c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale, c.narrow_first, c.static_max_sk};
+                    c.lazy_rescale, c.narrow_first, c.static_max_sk, c.cluster};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -274,6 +278,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_DYNAMIC
   c.dynamic = FT_SM90_DYNAMIC != 0;
 #endif
+  // Clusters of two (Sm90Config::cluster) for d128 non-causal's main kernel (past 4k keys). Session 20 calls 3-4
+  // (bench/results/2026-11-30_h200_session20; the whole grid three times interleaved against the kernels without):
+  // d128 non-causal 8k/16k +2.5/+3.2% (633 TFLOP/s at 16k). d256's main kernel clustered too (from 1k keys): 8k/16k
+  // +5.0/+3.1%, 4k +1.5%, but 1k/2k -7/-6%. With the peer's releases as mbarrier.arrive.release.cluster (a fence
+  // each) call 3 had lost 11% at d128 and 20-24% at d256.
+  c.cluster = !causal && d == 128 ? 2 : 1;
+#ifdef FT_SM90_CLUSTER  // experiment: 0 none; else the non-causal main kernels of head dims >= this one
+  c.cluster = !causal && FT_SM90_CLUSTER > 0 && d >= FT_SM90_CLUSTER ? 2 : 1;
+#endif
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? kSm90Always : 0;
 #endif
@@ -323,9 +336,12 @@ struct Sm90Shape {
   static constexpr bool kLazy = kCfg.lazy_rescale;
   static constexpr int kNarrow = kShort ? sm90_short(D, kCausal).narrow_first : 0;  // Sm90Config::narrow_first
   static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
+  // Clusters (Sm90Config::cluster): the main non-causal kernel only, in the static order of tile pairs.
+  static constexpr int kCluster = kShort || kCausal ? 1 : kCfg.cluster;
+  static_assert(kCluster == 1 || (kCluster == 2 && kBlockN % 16 == 0), "a cluster's K/V halves: multiples of 8 rows");
   // The scheduler slots only in kernels that can launch persistent (the main kernel where it outlives the short one).
   static constexpr bool kDynamic =
-      kCfg.dynamic && (kShort || sm90_short(D, kCausal).max_sk < kCfg.persistent_max_sk);
+      kCluster == 1 && kCfg.dynamic && (kShort || sm90_short(D, kCausal).max_sk < kCfg.persistent_max_sk);
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
   static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).

@@ -1,6 +1,7 @@
-// Hopper tile ops (sm_90a): TMA L2 prefetch and load into a 128B-swizzled shared tile and TMA store back (ragged rows, padded
-// strides), mbarrier expect-tx; wgmma A·Bᵀ (both from shared) and A·B (A from registers, B MN-major) against host
-// GEMMs. Kernel bodies exist only in the sm_90a pass; on other devices (or builds without 90a) the tests say so.
+// Hopper tile ops (sm_90a): TMA L2 prefetch and load into a 128B-swizzled shared tile and TMA store back (ragged rows,
+// padded strides), mbarrier expect-tx; a cluster of two (multicast halves, remote arrivals); wgmma A·Bᵀ (both from
+// shared) and A·B (A from registers, B MN-major) against host GEMMs. Kernel bodies exist only in the sm_90a pass; on
+// other devices (or builds without 90a) the tests say so.
 #include <doctest/doctest.h>
 
 #include "util.cuh"
@@ -74,6 +75,39 @@ __global__ void k_tma_rows(const __grid_constant__ CUtensorMap out_map, const fl
     tl::store_wait<0>();
     *ran = 1;
   }
+#endif
+}
+
+// A cluster of two: each CTA loads half of a 64-row tile (rows 32 x rank.., a map of 32-row boxes) multicast into
+// both, so each CTA's barrier completes on both halves; then each arrives on the other's `remote` barrier (count 1)
+// and waits for the peer's arrival on its own. Each dumps its tile (logical order) to dump + rank x 64 x kD.
+struct ClusterSmem {
+  tl::st<tl::bf16, kRows, kD> t;
+  tl::mbarrier full, remote;
+};
+__global__ void __cluster_dims__(2, 1, 1) k_cluster(const __grid_constant__ CUtensorMap half_map, int row, int head,
+                                                    int batch, tl::bf16* dump, int* ran) {
+#if FT_SM90_BODY
+  extern __shared__ char raw[];
+  auto& sm = *reinterpret_cast<ClusterSmem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t{1023});
+  const std::uint32_t rank = tl::cluster_rank();
+  if (threadIdx.x == 0) {
+    tl::init(sm.full, 1);
+    tl::init(sm.remote, 1);
+    tl::fence_barrier_init();
+  }
+  tl::cluster_sync();
+  if (threadIdx.x == 0) {
+    tl::arrive_expect_tx(sm.full, decltype(sm.t)::kBytes);
+    const int half = static_cast<int>(rank) * (kRows / 2);
+    tl::load_async_multicast(sm.t, &half_map, sm.full, row + half, head, batch, half, 0x3);
+  }
+  tl::wait(sm.full, 0);
+  for (int i = threadIdx.x; i < kRows * kD; i += blockDim.x) dump[rank * kRows * kD + i] = *sm.t.ptr(i / kD, i % kD);
+  if (threadIdx.x == 0) tl::arrive_remote(sm.remote, rank ^ 1u);
+  tl::wait(sm.remote, 0);
+  if (threadIdx.x == 0) ran[rank] = 1;
+  tl::cluster_sync();  // neither CTA leaves while the other can still reach its shared memory
 #endif
 }
 
@@ -174,6 +208,50 @@ TEST_CASE("sm90 TMA load/store round trip through a swizzled shared tile") {
   }
   CHECK(bad_dump == 0);
   CHECK(bad_out == 0);
+}
+
+TEST_CASE("sm90 cluster of two: multicast TMA halves land in both CTAs, remote mbarrier arrivals") {
+  if (fttest::device_cc() != 90) {
+    MESSAGE("skipped: needs an sm_90 device");
+    return;
+  }
+  // [B=1, S=90, H=2, D=128]; the tile at rows 40..103 of head 1: rows past 89 arrive as zeros in both CTAs.
+  const int B = 1, S = 90, H = 2;
+  const std::int64_t ss = H * kD, sh = kD, sb = S * ss;
+  const std::size_t n = static_cast<std::size_t>(B) * sb;
+  std::mt19937 rng(5);
+  std::vector<tl::bf16> hin;
+  std::vector<float> fin;
+  fttest::random16(hin, fin, n, rng);
+  dev_buf<tl::bf16> din(n), ddump(2 * kRows * kD);
+  dev_buf<int> dran(2);
+  din.upload(hin);
+  FT_CUDA(cudaMemset(ddump.p, 0xFF, 2 * kRows * kD * 2));
+  FT_CUDA(cudaMemset(dran.p, 0, 8));
+  tl::gl4<tl::bf16> ghalf;
+  REQUIRE(tl::make_gl4(ghalf, din.p, B, S, H, kD, sb, ss, sh, kRows / 2) == "");
+  const int smem = sizeof(ClusterSmem) + 1024;
+  FT_CUDA(cudaFuncSetAttribute(k_cluster, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  k_cluster<<<2, 128, smem>>>(ghalf.map, 40, 1, 0, ddump.p, dran.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto ran = dran.download();
+  if (ran[0] != 1 && ran[1] != 1) {
+    MESSAGE("skipped: tile_tests built without sm_90a code");
+    return;
+  }
+  CHECK(ran[0] == 1);
+  CHECK(ran[1] == 1);
+  const auto dump = ddump.download();
+  int bad = 0;
+  for (int cta = 0; cta < 2; ++cta)
+    for (int r = 0; r < kRows; ++r)
+      for (int c = 0; c < kD; ++c) {
+        const int gr = 40 + r;
+        const float want = gr < S ? fin[gr * ss + 1 * sh + c] : 0.0f;
+        bad += fttest::from16(dump[(cta * kRows + r) * kD + c]) != want;
+      }
+  CHECK(bad == 0);
 }
 
 TEST_CASE("sm90 registers -> shared tile -> TMA store of its second 64 rows, clipped at the sequence end") {
