@@ -319,6 +319,10 @@ int main(int argc, char** argv) {
     if (!tiny) cases.push_back({1, 1, 4500, 2, 1, 128, true, false, 0});
     if (!tiny) cases.push_back({2, 1000, 5000, 4, 2, 128, false, false, 0});
     if (!tiny) cases.push_back({3, 513, 4200, 16, 4, 128, true, false, 0});
+    // d256 non-causal: one main kernel, clustered past 4096 keys only (Sm90Params::cluster); 4096 keys ran above.
+    cases.push_back({1, 130, 4100, 2, 1, 256, true, false, 0});
+    if (!tiny) cases.push_back({1, 300, 4200, 2, 1, 256, true, false, 0});
+    if (!tiny) cases.push_back({2, 200, 5000, 4, 2, 256, false, false, 0});
     // d256 causal to 512 keys (the short kernel's 64-key blocks), both sides.
     if (!tiny) cases.push_back({2, 512, 512, 4, 2, 256, true, true, 0});
     if (!tiny) cases.push_back({2, 513, 513, 4, 2, 256, false, true, 0});

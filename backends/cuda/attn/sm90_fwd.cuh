@@ -43,6 +43,7 @@ struct Sm90Params {
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of 64 rows x 64 columns
   int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
+  int cluster;        // this launch's cluster size (Sm90Shape::kCluster kernels; sm90_cluster_launch), else 1
   int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (a multiple of 64), else 0
   // sm90_tile's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
@@ -75,11 +76,11 @@ struct Sm90Smem {
   tile::mbarrier o_full[kOB], o_empty[Sh::kConsumers];
   int o_dst[kOB][3];
 
-  // A full barrier completes on the producer's one arrival (and its TMA bytes: with kCluster, both CTAs' halves), an
-  // empty one on every consumer thread, and with kCluster also on each consumer warp of the peer (whose producer
+  // A full barrier completes on the producer's one arrival (and its TMA bytes: clustered, both CTAs' halves), an
+  // empty one on every consumer thread, and clustered also on each consumer warp of the peer (whose producer
   // refills this stage's other half in both CTAs).
-  static constexpr int kKVReleases = 128 * Sh::kConsumers + (Sh::kCluster - 1) * 4 * Sh::kConsumers;
-  __device__ __forceinline__ void init_barriers() {
+  __device__ __forceinline__ void init_barriers(int cluster) {
+    const int kv_releases = 128 * Sh::kConsumers + (cluster - 1) * 4 * Sh::kConsumers;
     for (int i = 0; i < Sh::kQBufs; ++i) {
       tile::init(q_full[i], 1);
       tile::init(q_empty[i], 128 * Sh::kConsumers);
@@ -87,8 +88,8 @@ struct Sm90Smem {
     for (int s = 0; s < Sh::kStages; ++s) {
       tile::init(k_full[s], 1);
       tile::init(v_full[s], 1);
-      tile::init(k_empty[s], kKVReleases);
-      tile::init(v_empty[s], kKVReleases);
+      tile::init(k_empty[s], kv_releases);
+      tile::init(v_empty[s], kv_releases);
     }
     for (int b = 0; b < Sh::kOBufs; ++b) tile::init(o_full[b], 128);
     for (int c = 0; c < (Sh::kOStage ? Sh::kConsumers : 0); ++c) tile::init(o_empty[c], 1);
@@ -341,6 +342,12 @@ __device__ __forceinline__ void sm90_store_staged_o(Smem& sm, const CUtensorMap*
   }
 }
 
+// This launch's cluster size: compile-time where the kernel is built for clusters alone (or none).
+template <typename Sh, typename P>
+__device__ __forceinline__ int sm90_cluster(const P& p) {
+  return Sh::kClusterAlways ? Sh::kCluster : Sh::kCluster > 1 ? p.cluster : 1;
+}
+
 // The producer role (one thread of the producer warpgroup): Q and the K/V blocks of this CTA's tiles by TMA, each
 // into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler (the
 // tile indices in sm.sched).
@@ -350,18 +357,17 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
   using Sh = typename Smem::Sh;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages, D = Sh::kHeadDim;
   constexpr std::uint32_t kKVBytes = N * D * sizeof(T);
-  // kCluster: this CTA's half of each block (rows half.., the maps' boxes), multicast into both CTAs.
-  const int half = Sh::kCluster > 1 ? static_cast<int>(tl::cluster_rank()) * (N / 2) : 0;
+  // Clustered: this CTA's half of each block (rows half.., the maps' boxes), multicast into both CTAs.
+  const bool clustered = sm90_cluster<Sh>(p) > 1;
+  const int half = clustered ? static_cast<int>(tl::cluster_rank()) * (N / 2) : 0;
   // Ring position g (counted over all tiles of this CTA) uses stage g % S once its previous use was released.
   auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, unsigned g,
                   int row, const Sm90Tile& tt) {
     const int s = g % S;
     tl::wait(empty[s], ((g / S) & 1) ^ 1);
     tl::arrive_expect_tx(full[s], kKVBytes);
-    if constexpr (Sh::kCluster > 1)
-      tl::load_async_multicast(tiles[s], map, full[s], row + half, tt.head / p.group, tt.batch, half, 0x3);
-    else
-      tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
+    if (clustered) tl::load_async_multicast(tiles[s], map, full[s], row + half, tt.head / p.group, tt.batch, half, 0x3);
+    else tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
   };
   unsigned kv = 0;  // unsigned: see the consumers' wait_k
   int j = 0, tn = 0;
@@ -403,7 +409,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   auto tile_of = [&](int t) { return sm90_tile<kCausal, M, Sh::kShiftRows>(t, p); };
   auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
 
-  if (threadIdx.x == 0) sm.init_barriers();
+  const int cluster = sm90_cluster<Sh>(p);
+  if (threadIdx.x == 0) sm.init_barriers(cluster);
   if constexpr (Sh::kCluster > 1) tl::cluster_sync();  // the peer's barriers are ready before anything reaches them
   else __syncthreads();
 
@@ -416,7 +423,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   // ------------------------------------------------------------------------------------------------- consumers
   tl::setmaxnreg_inc<Sh::kConsumerRegs>();
   const int c = wg - 1, w = tl::warpgroup::warp_in_scope(), lane = tl::lane_id();
-  const std::uint32_t peer = Sh::kCluster > 1 ? tl::cluster_rank() ^ 1u : 0u;  // kCluster: the other CTA
+  const std::uint32_t peer = cluster > 1 ? tl::cluster_rank() ^ 1u : 0u;  // clustered: the other CTA
   tl::rt_fl<16, N> s_acc;
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
@@ -509,13 +516,13 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     auto qk_done = [&](int it) {
       tl::fence_operand(s_acc);
       tl::arrive(sm.k_empty[(kv + it) % S]);
-      if (Sh::kCluster > 1 && lane == 0) tl::arrive_remote(sm.k_empty[(kv + it) % S], peer);
+      if (cluster > 1 && lane == 0) tl::arrive_remote(sm.k_empty[(kv + it) % S], peer);
       if (!Sh::kOTma && it == n_blocks - 1) tl::arrive(sm.q_empty[qb]);
     };
     auto pv_done = [&](int it) {
       tl::fence_operand(o_acc);
       tl::arrive(sm.v_empty[(kv + it) % S]);
-      if (Sh::kCluster > 1 && lane == 0) tl::arrive_remote(sm.v_empty[(kv + it) % S], peer);
+      if (cluster > 1 && lane == 0) tl::arrive_remote(sm.v_empty[(kv + it) % S], peer);
     };
 
     // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V.
@@ -592,8 +599,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
   if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j, p.seqlen_q);
-  // kCluster: stay until the peer's consumers are done too (their last releases reach this CTA's barriers); the
-  // producer warpgroup's exited threads count as arrived.
+  // kCluster kernels (a launch without clusters is one of one): stay until the peer's consumers are done too (their
+  // last releases reach this CTA's barriers); the producer warpgroup's exited threads count as arrived.
   if constexpr (Sh::kCluster > 1) tl::cluster_sync();
 #endif
 }
@@ -628,9 +635,11 @@ void sm90_run(const FwdParams& f) {
     if (!why.empty()) throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + name + ": " + why);
   };
   map(q, f.q, f.batch, f.seqlen_q, f.heads_q, f.q_sb, f.q_ss, f.q_sh, Sh::kBlockM, "q");
-  // kCluster: each CTA loads its share of a K/V block's rows (multicast into all of the cluster).
-  map(k, f.k, f.batch, f.seqlen_k, f.heads_kv, f.k_sb, f.k_ss, f.k_sh, Sh::kBlockN / Sh::kCluster, "k");
-  map(v, f.v, f.batch, f.seqlen_k, f.heads_kv, f.v_sb, f.v_ss, f.v_sh, Sh::kBlockN / Sh::kCluster, "v");
+  // Clustered: each CTA loads its share of a K/V block's rows (multicast into all of the cluster).
+  const int cluster = Sh::kCluster > 1 ? sm90_cluster_launch(D, kCausal, f.seqlen_k) : 1;
+  map(k, f.k, f.batch, f.seqlen_k, f.heads_kv, f.k_sb, f.k_ss, f.k_sh, Sh::kBlockN / cluster, "k");
+  map(v, f.v, f.batch, f.seqlen_k, f.heads_kv, f.v_sb, f.v_ss, f.v_sh, Sh::kBlockN / cluster, "v");
+  p.cluster = cluster;
   p.q_map = q.map;
   p.k_map = k.map;
   p.v_map = v.map;
@@ -646,9 +655,9 @@ void sm90_run(const FwdParams& f) {
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
   p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
-  // kCluster: a head's m-blocks rounded up to whole clusters, so the CTAs of a cluster (adjacent tiles in the static
+  // Clustered: a head's m-blocks rounded up to whole clusters, so the CTAs of a cluster (adjacent tiles in the static
   // order) share one head's K/V; a tile past Sq runs on zero-filled Q and stores nothing.
-  p.m_blocks = (p.m_blocks + Sh::kCluster - 1) / Sh::kCluster * Sh::kCluster;
+  p.m_blocks = (p.m_blocks + cluster - 1) / cluster * cluster;
   p.batch_heads = f.batch * f.heads_q;
   p.tiles = p.m_blocks * p.batch_heads;
   p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / 64 * 64 : 0;
@@ -669,22 +678,22 @@ void sm90_run(const FwdParams& f) {
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster_attr{};
-  if constexpr (Sh::kCluster > 1) {  // as many whole clusters as fit at once (GPCs need not split evenly)
+  if (cluster > 1) {  // as many whole clusters as fit at once (GPCs need not split evenly)
     cluster_attr.id = cudaLaunchAttributeClusterDimension;
-    cluster_attr.val.clusterDim.x = Sh::kCluster, cluster_attr.val.clusterDim.y = cluster_attr.val.clusterDim.z = 1;
+    cluster_attr.val.clusterDim.x = cluster, cluster_attr.val.clusterDim.y = cluster_attr.val.clusterDim.z = 1;
     cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
     cfg.blockDim = dim3(Sh::kThreads), cfg.dynamicSmemBytes = Sh::kSmemBytes;
     cfg.gridDim = dim3(p.tiles);
     if (ctas > 0) {
       int clusters = 0;
       sm90_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg), "cluster occupancy");
-      ctas = std::max(std::min(ctas / Sh::kCluster, clusters), 1) * Sh::kCluster;
+      ctas = std::max(std::min(ctas / cluster, clusters), 1) * cluster;
     }
   }
-  const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;  // kCluster: tiles and ctas are whole clusters
+  const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;  // clustered: tiles and ctas are whole clusters
   // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
   // never share one). One CTA per tile (a test hook here) keeps the static order.
-  const bool dynamic = Sh::kDynamic && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
+  const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
   const long long kv_bytes = 2ll * f.seqlen_k * D * sizeof(T);
   int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
   if (sm90_head_group_override != 0) group = std::max(sm90_head_group_override, 0);
@@ -698,7 +707,7 @@ void sm90_run(const FwdParams& f) {
     sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
     sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");
   }
-  if constexpr (Sh::kCluster > 1) {
+  if (cluster > 1) {
     cfg.gridDim = dim3(grid), cfg.stream = stream;
     sm90_check(cudaLaunchKernelEx(&cfg, kernel, p), "kernel launch");
   } else {

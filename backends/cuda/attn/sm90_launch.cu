@@ -57,10 +57,10 @@ std::string short_tag(const FwdParams& p) {
 }
 }  // namespace
 
-// ",clusterN": the main non-causal kernel in clusters of N CTAs (Sm90Config::cluster).
+// ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch).
 std::string sm90_fwd_name(const FwdParams& p) {
   const bool short_k = sm90_short_kernel(p.head_dim, p.causal, p.seqlen_k);
-  const int cluster = short_k || p.causal ? 1 : sm90_config(p.head_dim, p.causal).cluster;
+  const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k);
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
          (p.causal ? ",causal" : "") + (short_k ? short_tag(p) : "") +
          (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + ">";

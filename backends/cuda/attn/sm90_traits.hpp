@@ -59,7 +59,10 @@ struct Sm90Config {
   // The main (non-short) non-causal kernel in clusters of this many CTAs (1 or 2), which run adjacent m-blocks of one
   // head in step: each loads half of every K/V block and the copy engine multicasts it into both, halving L2 -> SM
   // traffic per FLOP (FlashAttention-3 clusters d >= 128 non-causal the same way). Static tile order (pairs).
+  // Launches cluster while seqlen_k > cluster_min_sk (sm90_cluster_launch); kernels whose every launch does so are
+  // built for clusters alone (Sm90Shape::kClusterAlways), the others decide at launch (Sm90Params::cluster).
   int cluster = 1;
+  int cluster_min_sk = 4096;
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
@@ -111,7 +114,8 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
   return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
                     c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
                     c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale, c.narrow_first, c.static_max_sk, c.cluster};
+                    c.lazy_rescale, c.narrow_first, c.static_max_sk, c.cluster,
+                    c.cluster_min_sk};
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -278,12 +282,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_DYNAMIC
   c.dynamic = FT_SM90_DYNAMIC != 0;
 #endif
-  // Clusters of two (Sm90Config::cluster) for d128 non-causal's main kernel (past 4k keys). Session 20 calls 3-4
+  // Clusters of two (Sm90Config::cluster) for the non-causal main kernels past 4k keys. Session 20 calls 3-4
   // (bench/results/2026-11-30_h200_session20; the whole grid three times interleaved against the kernels without):
-  // d128 non-causal 8k/16k +2.5/+3.2% (633 TFLOP/s at 16k). d256's main kernel clustered too (from 1k keys): 8k/16k
-  // +5.0/+3.1%, 4k +1.5%, but 1k/2k -7/-6%. With the peer's releases as mbarrier.arrive.release.cluster (a fence
-  // each) call 3 had lost 11% at d128 and 20-24% at d256.
-  c.cluster = !causal && d == 128 ? 2 : 1;
+  // d128 non-causal 8k/16k +2.5/+3.2% (633 TFLOP/s at 16k). d256's main kernel clustered from 1k keys: 8k/16k
+  // +5.0/+3.1%, 4k +1.5%, but 1k/2k -7/-6%, hence the 4k limit (cluster_min_sk). Call 5, d256 clustered past 4k
+  // (its main kernel decides at launch) and d128 as before, two copies against the kernels without clusters: d128
+  // 8k/16k +1.4..1.6/+2.1..2.5% (641-643 TFLOP/s at 16k), d256 8k -0.2..+1.5%, 16k +2.3..2.5%, d256 1k-4k level.
+  // With the peer's releases as mbarrier.arrive.release.cluster (a fence each) call 3 had lost 11% at d128 and
+  // 20-24% at d256.
+  c.cluster = !causal && d >= 128 ? 2 : 1;
 #ifdef FT_SM90_CLUSTER  // experiment: 0 none; else the non-causal main kernels of head dims >= this one
   c.cluster = !causal && FT_SM90_CLUSTER > 0 && d >= FT_SM90_CLUSTER ? 2 : 1;
 #endif
@@ -318,6 +325,11 @@ constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
   const int max_sk = sm90_short(d, causal).max_sk;
   return max_sk > 0 && seqlen_k <= max_sk;
 }
+// The cluster size a call launches with (1: none; Sm90Config::cluster).
+constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k) {
+  const Sm90Config c = sm90_config(d, causal);
+  return !causal && !sm90_short_kernel(d, causal, seqlen_k) && seqlen_k > c.cluster_min_sk ? c.cluster : 1;
+}
 
 // kShort: the short-sequence kernel (sm90_short_kernel), else the config's main one.
 template <int D, bool kCausal, bool kShort = false>
@@ -336,12 +348,14 @@ struct Sm90Shape {
   static constexpr bool kLazy = kCfg.lazy_rescale;
   static constexpr int kNarrow = kShort ? sm90_short(D, kCausal).narrow_first : 0;  // Sm90Config::narrow_first
   static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
-  // Clusters (Sm90Config::cluster): the main non-causal kernel only, in the static order of tile pairs.
+  // Clusters (Sm90Config::cluster): the main non-causal kernel only, in the static order of tile pairs; built for
+  // clusters alone where every launch of it clusters (d128: the short kernel runs to 4k keys).
   static constexpr int kCluster = kShort || kCausal ? 1 : kCfg.cluster;
+  static constexpr bool kClusterAlways = kCluster > 1 && sm90_short(D, kCausal).max_sk >= kCfg.cluster_min_sk;
   static_assert(kCluster == 1 || (kCluster == 2 && kBlockN % 16 == 0), "a cluster's K/V halves: multiples of 8 rows");
   // The scheduler slots only in kernels that can launch persistent (the main kernel where it outlives the short one).
   static constexpr bool kDynamic =
-      kCluster == 1 && kCfg.dynamic && (kShort || sm90_short(D, kCausal).max_sk < kCfg.persistent_max_sk);
+      !kClusterAlways && kCfg.dynamic && (kShort || sm90_short(D, kCausal).max_sk < kCfg.persistent_max_sk);
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
   static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
