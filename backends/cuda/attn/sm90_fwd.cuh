@@ -411,8 +411,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
 
   const int cluster = sm90_cluster<Sh>(p);
   if (threadIdx.x == 0) sm.init_barriers(cluster);
-  if constexpr (Sh::kCluster > 1) tl::cluster_sync();  // the peer's barriers are ready before anything reaches them
-  else __syncthreads();
+  Sh::kCluster > 1 ? tl::cluster_sync() : __syncthreads();  // clustered: the peer's barriers too
 
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
     tl::setmaxnreg_dec<Sh::kProducerRegs>();
@@ -423,7 +422,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   // ------------------------------------------------------------------------------------------------- consumers
   tl::setmaxnreg_inc<Sh::kConsumerRegs>();
   const int c = wg - 1, w = tl::warpgroup::warp_in_scope(), lane = tl::lane_id();
-  const std::uint32_t peer = cluster > 1 ? tl::cluster_rank() ^ 1u : 0u;  // clustered: the other CTA
+  const std::uint32_t peer = cluster > 1 ? tl::cluster_rank() ^ 1u : 0u;  // clustered: releases reach it too
+  auto release = [&](tl::mbarrier& b) { tl::arrive(b); if (cluster > 1 && lane == 0) tl::arrive_remote(b, peer); };
   tl::rt_fl<16, N> s_acc;
   tl::rt_fl<16, D> o_acc;
   tl::rt<T, 16, N> p_reg;
@@ -473,9 +473,9 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     return t;
   };
   // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
-  // g: ring position (this CTA's K/V blocks counted over its tiles); j: its tiles with keys (Q buffer and phase).
+  // g: ring position (this CTA's K/V blocks counted over its tiles; unsigned, so % S and / S are an AND and a shift);
+  // j: its tiles with keys (Q buffer and phase).
   auto wait_q = [&](int j) { tl::wait(sm.q_full[j % Sh::kQBufs], (j / Sh::kQBufs) & 1); };
-  // Ring positions are unsigned: % S and / S of a power of two are then one AND and one shift (signed: five more).
   auto wait_k = [&](unsigned g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
   auto wait_v = [&](unsigned g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
   auto qk = [&](unsigned g, int q) {  // issue S = Q·K(g)ᵀ
@@ -483,8 +483,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     tl::commit();
   };
   unsigned kv = 0;  // ring position of this tile's first block
-  // kDynamic: the scheduler's tile j, read from shared memory, so warp-uniform only by tl::warp_uniform's word (its
-  // row offsets, block counts and ring positions feed the wgmma descriptors).
+  // kDynamic: the scheduler's tile j, from shared memory; warp_uniform, as it feeds the wgmma descriptors.
   auto take = [&](int j) { wait_q(j); return tl::warp_uniform(sm.sched[j & 1]); };
   int t = Sh::kDynamic ? take(0) : next(blockIdx.x);
   if (Sh::kChain && t < p.tiles) {  // chained: the first tile's first Q·Kᵀ; later ones go out with a last P·V
@@ -515,14 +514,12 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
     // S(it) has landed in registers: release K(it), and Q after the tile's last Q·Kᵀ (the next Q may load).
     auto qk_done = [&](int it) {
       tl::fence_operand(s_acc);
-      tl::arrive(sm.k_empty[(kv + it) % S]);
-      if (cluster > 1 && lane == 0) tl::arrive_remote(sm.k_empty[(kv + it) % S], peer);
+      release(sm.k_empty[(kv + it) % S]);
       if (!Sh::kOTma && it == n_blocks - 1) tl::arrive(sm.q_empty[qb]);
     };
     auto pv_done = [&](int it) {
       tl::fence_operand(o_acc);
-      tl::arrive(sm.v_empty[(kv + it) % S]);
-      if (cluster > 1 && lane == 0) tl::arrive_remote(sm.v_empty[(kv + it) % S], peer);
+      release(sm.v_empty[(kv + it) % S]);
     };
 
     // S(it) and P(it-1)·V(it-1) in flight together; softmax(it) overlaps the P·V.
@@ -599,8 +596,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
   }
   if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
   if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j, p.seqlen_q);
-  // kCluster kernels (a launch without clusters is one of one): stay until the peer's consumers are done too (their
-  // last releases reach this CTA's barriers); the producer warpgroup's exited threads count as arrived.
+  // Stay until the peer's last releases reached this CTA (exited producer threads count as arrived).
   if constexpr (Sh::kCluster > 1) tl::cluster_sync();
 #endif
 }
