@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Why one launch is faster than back-to-back launches (session 20 call 2: d128 non-causal 16k ran at 705 TFLOP/s in
+one launch under ncu, 614-643 back to back; cuDNN 685 against 606-614). Under torch.profiler (CUPTI kernel
+timestamps, no replay), each of flashtile (Python binding, sm90) and cuDNN (PyTorch SDPA) runs one launch after a
+second of idle, then N launches back to back; per kernel: its duration and the gap before it. If the back-to-back
+kernels take longer than the isolated one, the kernel itself slows under load (clock, power, heat); if they take the
+same time, the loss is in the gaps between launches.
+
+    FLASHTILE_LIBRARY=.bundle/libflashtile.so python3 bench/tune/sustained_probe.py [--cell D,S,CAUSAL] [--n 30]
+
+Prints one line per implementation and phase: kernel count, median / first / last duration (ms), median gap (us),
+TFLOP/s from the median duration and from the span of the whole run."""
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+
+def arg(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+d, s, causal = (int(x) for x in arg("--cell", "128,16384,0").split(","))
+n = int(arg("--n", "30"))
+b, h = 16384 // s, 2048 // d
+flops = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
+q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+
+
+def run_cudnn():
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        torch.nn.functional.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                         is_causal=bool(causal))
+
+
+impls = [("cudnn", run_cudnn, ("cudnn", "fmha", "sdpa", "flash"))]
+try:
+    import flashtile
+
+    impls.insert(0, ("flashtile", lambda: flashtile.attention(q, k, v, causal=bool(causal)), ("sm90_fwd",)))
+except Exception as e:  # the binding or the library missing: cuDNN alone
+    print(f"flashtile unavailable: {e}")
+
+
+def kernels(prof, keys):
+    """(start us, duration us) of the kernels whose names contain one of keys, in start order."""
+    path = os.path.join(tempfile.mkdtemp(), "trace.json")
+    prof.export_chrome_trace(path)
+    events = json.load(open(path))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    out = [(e["ts"], e["dur"]) for e in events
+           if e.get("cat") == "kernel" and any(x in e.get("name", "").lower() for x in keys)]
+    return sorted(out)
+
+
+for name, fn, keys in impls:
+    t_end = time.time() + 0.3  # warm-up: clocks settle, libraries load
+    while time.time() < t_end:
+        fn()
+    torch.cuda.synchronize()
+    for phase, count, idle in (("isolated", 1, 1.0), ("back-to-back", n, 0.0)):
+        time.sleep(idle)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(count):
+                fn()
+            torch.cuda.synchronize()
+        ks = kernels(prof, keys)
+        if not ks:
+            print(f"{name:9s} {phase:12s} no matching kernels")
+            continue
+        durs = [x[1] / 1e3 for x in ks]
+        gaps = [ks[i][0] - (ks[i - 1][0] + ks[i - 1][1]) for i in range(1, len(ks))]
+        span = (ks[-1][0] + ks[-1][1] - ks[0][0]) / 1e6
+        med = statistics.median(durs)
+        print(f"{name:9s} {phase:12s} kernels {len(ks):3d}  median {med:.3f} ms  first {durs[0]:.3f}  last "
+              f"{durs[-1]:.3f}  gap {statistics.median(gaps) if gaps else 0:.1f} us  {flops / med / 1e9:.1f} TFLOP/s "
+              f"(span {flops * len(ks) / span / 1e12:.1f})", flush=True)
