@@ -7,10 +7,9 @@ issue's bars; this one says whether a variant beats the kernel it came from.
 Usage: ab_grid.py grid.log BASE"""
 import collections
 import math
-import re
 import sys
 
-from gridlog import BENCH, run_name
+from gridlog import BENCH, PEER, run_name
 
 path, base = sys.argv[1], sys.argv[2]
 runs = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -23,9 +22,9 @@ for line in open(path):
     m = BENCH.match(line)
     if m and line.rstrip().endswith("dispatched"):
         runs[(int(m[2]), m[4], int(m[3]))][binary].append(float(m[5]))
-    m = re.match(r"peer cudnn\s+d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
-    if m:
-        peers[(int(m[1]), m[3], int(m[2]))] = float(m[4])
+    m = PEER.match(line)
+    if m and m[1] == "cudnn":
+        peers[(int(m[2]), m[4], int(m[3]))] = float(m[5])
 
 mean = lambda xs: sum(xs) / len(xs)
 print("| d | causal | S | " + " | ".join(names) + " | cuDNN |")

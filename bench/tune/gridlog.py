@@ -1,10 +1,14 @@
-"""What ab_grid.py and grid_modes.py read from a tuning call's grid.log: the run each `== DIR/sm90_check_NAME ...`
-heading starts, and sm90_check's bench lines."""
+"""What ab_grid.py, grid_modes.py, parse_grid.py and issue4_table.py read from a tuning call's grid.log: the run each
+`== DIR/sm90_check_NAME ...` heading starts, sm90_check's bench lines, sm90_peer.py's lines; and issue 4's bars."""
 import re
 
 # sm90_check's bench line: mode (persist / pertile / ...), d, S, causality, TFLOP/s; `dispatched` at its end marks the
 # launch the library would pick.
 BENCH = re.compile(r"bench sm90_fwd_(\w+) d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP")
+# sm90_peer.py's line: peer (cudnn / flash2), d, S, causality, TFLOP/s.
+PEER = re.compile(r"peer (\w+)\s+d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP")
+# Issue 4's bars: >= CUDNN_BAR_LONG x cuDNN from LONG_FROM keys, >= CUDNN_BAR_SHORT x below; >= FA2_BAR x FA2.
+CUDNN_BAR_LONG, CUDNN_BAR_SHORT, LONG_FROM, FA2_BAR = 1.00, 0.90, 2048, 1.8
 
 
 def run_name(heading):

@@ -6,23 +6,22 @@ bars are checked (cuDNN >= 1.00x at S >= 2048 and >= 0.90x below; FA2 >= 1.8x).
 Usage: parse_grid.py grid.log"""
 import collections
 import math
-import re
 import sys
 
-CUDNN_BAR_LONG, CUDNN_BAR_SHORT, LONG_FROM, FA2_BAR = 1.00, 0.90, 2048, 1.8  # issue 4
+from gridlog import BENCH, CUDNN_BAR_LONG, CUDNN_BAR_SHORT, FA2_BAR, LONG_FROM, PEER
 
 rows = collections.defaultdict(dict)
 binary = None
 for line in open(sys.argv[1]):
     if line.startswith("== "):
         binary = line.split()[1].rsplit("_", 1)[-1]
-    m = re.match(r"bench sm90_fwd_(\w+) d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
+    m = BENCH.match(line)
     if m:
         mode, d, s, c, tf = m.groups()
         rows[(int(d), c, int(s))][f"{binary}_{mode}"] = float(tf)
         if line.rstrip().endswith("dispatched"):
             rows[(int(d), c, int(s))][f"{binary}_dispatched"] = float(tf)
-    m = re.match(r"peer (\w+)\s+d=(\d+) bf16 B=\d+ H=\d+ S=(\d+) (\S+)\s+median [\d.]+ ms\s+([\d.]+) TFLOP", line)
+    m = PEER.match(line)
     if m:
         name, d, s, c, tf = m.groups()
         rows[(int(d), c, int(s))][name] = float(tf)
