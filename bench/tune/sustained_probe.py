@@ -9,10 +9,14 @@ same time, the loss is in the gaps between launches.
     FLASHTILE_LIBRARY=.bundle/libflashtile.so python3 bench/tune/sustained_probe.py [--cell D,S,CAUSAL] [--n 30]
 
 Prints one line per implementation and phase: kernel count, median / first / last duration (ms), median gap (us),
-TFLOP/s from the median duration and from the span of the whole run."""
+TFLOP/s from the median duration and from the span of the whole run; with nvidia-smi on the PATH, the SM clock
+(MHz), power (W), temperature (C) and the active clock-event reasons (hex mask: 0x4 power cap, 0x20/0x40 thermal)
+sampled every 20 ms during each phase: mean and last sample."""
+import datetime
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +53,43 @@ except Exception as e:  # the binding or the library missing: cuDNN alone
     print(f"flashtile unavailable: {e}")
 
 
+class Sampler:
+    """nvidia-smi in the background, every 20 ms; samples(t0, t1) gives those taken between two time.time()s."""
+    FIELDS = "timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
+
+    def __init__(self):
+        try:
+            self.p = subprocess.Popen(["nvidia-smi", f"--query-gpu={self.FIELDS}", "--format=csv,noheader,nounits",
+                                       "-lms", "20"], stdout=subprocess.PIPE, text=True)
+        except OSError:
+            self.p = None
+        self.rows = None
+
+    def samples(self, t0, t1):
+        if self.p is None:
+            return []
+        if self.rows is None:
+            self.p.terminate()
+            self.rows = []
+            for line in self.p.communicate()[0].splitlines():
+                f = [x.strip() for x in line.split(",")]
+                try:
+                    t = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                    self.rows.append((t, float(f[1]), float(f[2]), float(f[3]), f[4]))
+                except (ValueError, IndexError):
+                    pass
+        return [r for r in self.rows if t0 <= r[0] <= t1]
+
+
+def describe(rows):
+    if not rows:
+        return "no clock samples"
+    mean = lambda i: statistics.mean(r[i] for r in rows)
+    last = rows[-1]
+    return (f"{len(rows)} samples: mean {mean(1):.0f} MHz {mean(2):.0f} W {mean(3):.0f} C; last {last[1]:.0f} MHz "
+            f"{last[2]:.0f} W {last[3]:.0f} C reasons {last[4]}")
+
+
 def kernels(prof, keys):
     """(start us, duration us) of the kernels whose names contain one of keys, in start order."""
     path = os.path.join(tempfile.mkdtemp(), "trace.json")
@@ -60,6 +101,9 @@ def kernels(prof, keys):
     return sorted(out)
 
 
+sampler = Sampler()
+time.sleep(0.5)  # nvidia-smi's first sample
+lines = []
 for name, fn, keys in impls:
     t_end = time.time() + 0.3  # warm-up: clocks settle, libraries load
     while time.time() < t_end:
@@ -67,10 +111,12 @@ for name, fn, keys in impls:
     torch.cuda.synchronize()
     for phase, count, idle in (("isolated", 1, 1.0), ("back-to-back", n, 0.0)):
         time.sleep(idle)
+        t0 = time.time()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             for _ in range(count):
                 fn()
             torch.cuda.synchronize()
+        window = (t0, time.time())
         ks = kernels(prof, keys)
         if not ks:
             print(f"{name:9s} {phase:12s} no matching kernels")
@@ -79,6 +125,11 @@ for name, fn, keys in impls:
         gaps = [ks[i][0] - (ks[i - 1][0] + ks[i - 1][1]) for i in range(1, len(ks))]
         span = (ks[-1][0] + ks[-1][1] - ks[0][0]) / 1e6
         med = statistics.median(durs)
+        lines.append((f"{name:9s} {phase:12s}", window))
         print(f"{name:9s} {phase:12s} kernels {len(ks):3d}  median {med:.3f} ms  first {durs[0]:.3f}  last "
               f"{durs[-1]:.3f}  gap {statistics.median(gaps) if gaps else 0:.1f} us  {flops / med / 1e9:.1f} TFLOP/s "
               f"(span {flops * len(ks) / span / 1e12:.1f})", flush=True)
+        if len(durs) >= 20:  # the slope: every tenth kernel's duration (ms)
+            print("  every 10th: " + " ".join(f"{x:.3f}" for x in durs[::10]), flush=True)
+for label, (t0, t1) in lines:
+    print(f"{label} {describe(sampler.samples(t0, t1))}")
