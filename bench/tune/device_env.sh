@@ -49,6 +49,24 @@ san() {
   echo "exit $rc ($(( $(date +%s) - s0 )) s)" >> "$OUT/checks.log"
   return $rc
 }
+# ab3 DIR NAME...: ab, a third run of the grid, then the peers (issue 4's same-call table on any of the binaries).
+ab3() {
+  local dir=$1 v; shift
+  ab "$dir" "$@"
+  step "third run"
+  for v in "$@"; do g "$dir/sm90_check_$v" --bench-only --grid; done
+  FT_PEERS_TIMEOUT=100 peers_grid
+}
+# smoke BINARY...: sm90_check --tiny --no-bench of each (60 s at most); the first that fails or hangs ends the call.
+smoke() {
+  local b r
+  step "smoke"
+  for b in "$@"; do
+    timeout 60 "$b" --tiny --no-bench 2>&1 | tail -1; r=${PIPESTATUS[0]}
+    echo "smoke: $b --tiny $r"
+    if [ "$r" != 0 ]; then step "stopped"; exit 0; fi
+  done
+}
 # land_ab MAIN: the whole grid twice interleaved, MAIN (an sm90_check binary: the kernels landed before) against land
 # (the bundle's sm90_check), then the peers (issue 4's same-call table: bench/tune/parse_grid.py grid.log).
 land_ab() {

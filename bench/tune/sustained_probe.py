@@ -11,7 +11,8 @@ same time, the loss is in the gaps between launches.
 Prints one line per implementation and phase: kernel count, median / first / last duration (ms), median gap (us),
 TFLOP/s from the median duration and from the span of the whole run; with nvidia-smi on the PATH, the SM clock
 (MHz), power (W), temperature (C) and the active clock-event reasons (hex mask: 0x4 power cap, 0x20/0x40 thermal)
-sampled every 20 ms during each phase: mean and last sample."""
+sampled every 20 ms during each phase: mean and last sample; and with pynvml, the energy of each phase (J a launch,
+TFLOP/J, mean W), which is what bounds a power-capped run."""
 import datetime
 import json
 import os
@@ -81,6 +82,16 @@ class Sampler:
         return [r for r in self.rows if t0 <= r[0] <= t1]
 
 
+def energy_mj():
+    """The GPU's energy counter (mJ since the driver loaded; NVML through pynvml, which torch uses), or None."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0))
+    except Exception:
+        return None
+
+
 def describe(rows):
     if not rows:
         return "no clock samples"
@@ -111,12 +122,12 @@ for name, fn, keys in impls:
     torch.cuda.synchronize()
     for phase, count, idle in (("isolated", 1, 1.0), ("back-to-back", n, 0.0)):
         time.sleep(idle)
-        t0 = time.time()
+        t0, e0 = time.time(), energy_mj()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             for _ in range(count):
                 fn()
             torch.cuda.synchronize()
-        window = (t0, time.time())
+        window, e1 = (t0, time.time()), energy_mj()
         ks = kernels(prof, keys)
         if not ks:
             print(f"{name:9s} {phase:12s} no matching kernels")
@@ -129,6 +140,10 @@ for name, fn, keys in impls:
         print(f"{name:9s} {phase:12s} kernels {len(ks):3d}  median {med:.3f} ms  first {durs[0]:.3f}  last "
               f"{durs[-1]:.3f}  gap {statistics.median(gaps) if gaps else 0:.1f} us  {flops / med / 1e9:.1f} TFLOP/s "
               f"(span {flops * len(ks) / span / 1e12:.1f})", flush=True)
+        # The whole phase, gaps included; the counter updates too coarsely for one launch (call 5 read 460-630 J).
+        if len(ks) >= 20 and e0 is not None and e1 is not None and e1 > e0:
+            print(f"  energy {(e1 - e0) / 1e3 / len(ks):.3f} J a launch, {flops * len(ks) / ((e1 - e0) / 1e3) / 1e12:.2f} "
+                  f"TFLOP/J, {(e1 - e0) / 1e3 / (window[1] - window[0]):.0f} W over the phase", flush=True)
         if len(durs) >= 20:  # the slope: every tenth kernel's duration (ms)
             print("  every 10th: " + " ".join(f"{x:.3f}" for x in durs[::10]), flush=True)
 for label, (t0, t1) in lines:
