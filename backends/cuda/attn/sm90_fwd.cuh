@@ -195,7 +195,11 @@ __device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_
 // kLazy: m_use moves only on a row's first key or when the row max passes it by more than kSm90LazyLog2, so P stays
 // <= 2^kSm90LazyLog2 and l >= 1, and corr is exactly 1 in most blocks; `rescale` (warp-uniform) says whether any row
 // of the warp moved, i.e. whether O needs the multiply by corr.
-template <int N, bool kCausal, int kPolyEvery, bool kLazy = false>
+// kLazy 2 checks the lanes' parts of the row maxima first: while every row of the warp has a reference that no lane's
+// max passes by more than kSm90LazyLog2 (one vote), the block exponentiates against it with no shuffles and no corr.
+// m_run then goes stale, which only the move rule reads: a row moves when this block passes the reference, which
+// puts this block's max above every skipped one.
+template <int N, bool kCausal, int kPolyEvery, int kLazy = 0>
 struct Sm90Softmax {
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
@@ -219,7 +223,24 @@ struct Sm90Softmax {
       }
     }
     const tile::rv_fl_rows<16> m_old = m_run;
-    tl::row_max(m_run, s, m_run);
+    if constexpr (kLazy == 2) {
+      tile::rv_fl_rows<16> mx;
+      tl::row_max_partial(mx, s);
+      bool keep = true;
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        keep &= m_old.v[0][i] != tl::kNegInf && fmaf(mx.v[0][i], scale_log2, -m_use.v[0][i]) <= kSm90LazyLog2;
+      if (__all_sync(0xffffffffu, keep)) {
+        rescale = false;
+        tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
+        tl::row_sum_partial(l_run, s, l_run);
+        return;
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i) m_run.v[0][i] = fmaxf(m_old.v[0][i], tl::quad_max(mx.v[0][i]));
+    } else {
+      tl::row_max(m_run, s, m_run);
+    }
     bool moved = false;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {

@@ -50,8 +50,9 @@ struct Sm90Config {
   int head_group = 0;
   // Persistent causal launches: groups of persistent_group pairs the same way (0: one group of all pairs, m-major).
   int persistent_group = 0;
-  // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy).
-  bool lazy_rescale = false;
+  // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy): 1, or
+  // 2 with the check on the lanes' parts of the maxima before any shuffle (0: exact maxima every block).
+  int lazy_rescale = 0;
   // The short kernel's first block of a tile (visit order: the causal diagonal) as narrow as each consumer's rows
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
   int narrow_first = 0;
@@ -213,8 +214,13 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // Lazy rescaling (session 14 call 1, bench/results/2026-11-30_h200_session14; the whole grid twice interleaved
   // against the kernels without it): d256 +1.5..6.1% in every cell (non-causal 2k/4k/16k +6.1/+5.7/+4.8%, causal
   // 4k/16k +3.9/+5.4%), where O's 128 FMULs a thread sit between a block's P·V and the next issue; d128 (pingpong
-  // hides the rescale under the other consumer's GEMMs) -1..3% from 2k, d64 -1..5%.
-  c.lazy_rescale = d == 256;
+  // hides the rescale under the other consumer's GEMMs) -1..3% from 2k, d64 -1..5%: mode 1 at d256 alone, until
+  // mode 2, checked on the lanes' parts of the maxima before any shuffle, in every head dim (session 22 call 3,
+  // bench/results/2026-12-01_h200_session22; the whole grid three times interleaved against d256's mode 1, 0 else):
+  // 1.023x causal, 1.027x non-causal geomean; d64 +2..6% from 1k, d128 +1.8..5.5% (non-causal 2k/4k level), d256
+  // +0..3%. Call 2's ablations had priced the row maxima at +11% at d128 (the row sums +1%): their cost is the chain
+  // of FMNMX and shuffles between a block's scores and its exponentials, which mode 2 takes off most blocks.
+  c.lazy_rescale = 2;
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
@@ -231,7 +237,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   if (causal && d == FT_SM90_CSTAGE) c.stage_o = true;
 #endif
 #ifdef FT_SM90_LAZY
-  c.lazy_rescale = FT_SM90_LAZY != 0;
+  c.lazy_rescale = FT_SM90_LAZY;
 #endif
   // Narrow first blocks (session 17, bench/results/2026-11-30_h200_session17): in d64's causal short kernel, a
   // consumer whose 64 rows end in the first half of their diagonal block needs only its first 64 keys. Against the
@@ -345,7 +351,7 @@ struct Sm90Shape {
   static constexpr bool kQPrefetch = kShort && sm90_short(D, kCausal).q_prefetch;
   static constexpr int kQBufs = kQPrefetch ? 2 : kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
-  static constexpr bool kLazy = kCfg.lazy_rescale;
+  static constexpr int kLazy = kCfg.lazy_rescale;
   static constexpr int kNarrow = kShort ? sm90_short(D, kCausal).narrow_first : 0;  // Sm90Config::narrow_first
   static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
   // Clusters (Sm90Config::cluster): the main non-causal kernel only, in the static order of tile pairs; built for

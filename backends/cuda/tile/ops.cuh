@@ -8,6 +8,7 @@
 //                             16i + lane/4 + 8h): one compare and select per element (row-layout float tiles).
 // Row vectors (rv_rows) against row-layout tiles:
 //   row_max(v, t) / row_max(v, t, init)     quad-shuffle reduction; the init form folds in init[row].
+//   row_max_partial(v, t)      the lane's part of each row max (quad_max completes it)
 //   row_sum(v, t) / row_sum(v, t, init)
 //   sub_row(d, s, v), mul_row(d, s, v), div_row(d, s, v)          d[r][c] = s[r][c] op v[r]
 //   exp2_sub_row(d, s, v)      d = exp2(s - v[row]) (the softmax numerator in the exp2 domain)
@@ -127,20 +128,27 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-// Per-lane partial (no shuffle) then quad reduction. `op` combines two floats.
+// Per-lane partial (no shuffle) then quad reduction. `op` combines two floats. The lane's C/4 elements of a row
+// combine as a balanced tree (depth log2(C/4), not C/8): a row max sits between a score block and its exponentials,
+// so its dependency chain is on the softmax's critical path.
 template <bool kShuffle, int R, int C, typename Op>
 __device__ __forceinline__ void row_reduce(rv_fl_rows<R>& d, const rt_fl<R, C>& s, Op op, const rv_fl_rows<R>* init) {
+  constexpr int kN = C / 4;
 #pragma unroll
   for (int i = 0; i < R / 16; ++i) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {  // h = 0: row g (pairs 0, 2); h = 1: row g+8 (pairs 1, 3)
-      float acc = op(s.v[i][0][h].x, s.v[i][0][h].y);
-      acc = op(acc, op(s.v[i][0][h + 2].x, s.v[i][0][h + 2].y));
+      float x[kN];
 #pragma unroll
-      for (int j = 1; j < C / 16; ++j) {
-        acc = op(acc, op(s.v[i][j][h].x, s.v[i][j][h].y));
-        acc = op(acc, op(s.v[i][j][h + 2].x, s.v[i][j][h + 2].y));
+      for (int j = 0; j < C / 16; ++j) {
+        x[4 * j] = s.v[i][j][h].x, x[4 * j + 1] = s.v[i][j][h].y;
+        x[4 * j + 2] = s.v[i][j][h + 2].x, x[4 * j + 3] = s.v[i][j][h + 2].y;
       }
+#pragma unroll
+      for (int w = 1; w < kN; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < kN; k += 2 * w) x[k] = op(x[k], x[k + w]);
+      float acc = x[0];
       if constexpr (kShuffle) {
         acc = op(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
         acc = op(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
@@ -172,6 +180,11 @@ __device__ __forceinline__ void row_sum(rv_fl_rows<R>& d, const rt_fl<R, C>& s) 
 template <int R, int C>
 __device__ __forceinline__ void row_sum(rv_fl_rows<R>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& init) {
   row_reduce<true>(d, s, op_sum{}, &init);
+}
+// The lane's part of each row max (no shuffle; quad_max completes it).
+template <int R, int C>
+__device__ __forceinline__ void row_max_partial(rv_fl_rows<R>& d, const rt_fl<R, C>& s) {
+  row_reduce<false>(d, s, op_max{}, static_cast<const rv_fl_rows<R>*>(nullptr));
 }
 // Lane-local partial row sum (no shuffle): accumulate per lane, reduce once at the end with quad_sum.
 template <int R, int C>

@@ -100,6 +100,22 @@ __global__ void k_rows(const float* x, float* mx, float* sm, float* e) {
       }
 }
 
+// The lanes' partial row maxima and sums of a 16x176 tile (the d128 kernel's key block: 44 elements a lane and row,
+// not a power of two, so the reduction tree has uneven levels), completed by quad_max / quad_sum.
+__global__ void k_rows_partial(const float* x, float* mx, float* sm) {
+  tl::rt_fl<16, 176> t;
+  fttest::rt_from_global(t, x, 176);
+  tl::rv_fl_rows<16> m, s, zero;
+  tl::fill(zero, 0.0f);
+  tl::row_max_partial(m, t);
+  tl::row_sum_partial(s, t, zero);
+  const int lane = tl::lane_id();
+  for (int h = 0; h < 2; ++h) {
+    const float a = tl::quad_max(m.v[0][h]), b = tl::quad_sum(s.v[0][h]);
+    if ((lane & 3) == 0) mx[(lane >> 2) + 8 * h] = a, sm[(lane >> 2) + 8 * h] = b;
+  }
+}
+
 // poly_exp2 on a range of inputs (including -inf and the clamp edge), and exp2_fma_row with every 3rd pair through
 // it, against exp2 on the host.
 __global__ void k_poly(const float* x, float* y, int n, const float* t, float* e, float scale) {
@@ -258,6 +274,27 @@ TEST_CASE("warp poly_exp2 and exp2_fma_row with polynomial pairs") {
 
 TEST_CASE("warp mma.sync, ldmatrix, cp.async zero-fill, bf16") { run_mma<tl::bf16>(); }
 TEST_CASE("warp mma.sync, ldmatrix, cp.async zero-fill, f16") { run_mma<tl::half>(); }
+
+TEST_CASE("warp partial row max / sum over 176 columns") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  std::vector<float> hx(16 * 176);
+  for (auto& x : hx) x = u(rng);
+  for (int r = 0; r < 16; ++r) hx[r * 176 + (r * 37 + 175) % 176] = 5.0f + r;  // each row's max somewhere else,
+  hx[3 * 176 + 175] = 30.0f;                                                      // the last column's tree leaf too
+  dev_buf<float> dx(hx.size()), dm(16), ds(16);
+  dx.upload(hx);
+  k_rows_partial<<<1, 32>>>(dx.p, dm.p, ds.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  const auto m = dm.download(), s = ds.download();
+  for (int r = 0; r < 16; ++r) {
+    double mx = -1e30, sum = 0.0;
+    for (int c = 0; c < 176; ++c) mx = std::max(mx, double(hx[r * 176 + c])), sum += hx[r * 176 + c];
+    CHECK(m[r] == mx);
+    CHECK(std::fabs(s[r] - sum) <= 1e-4 * (1 + std::fabs(sum)));
+  }
+}
 
 TEST_CASE("warp row max / exp2 / row sum") {
   std::mt19937 rng(7);
