@@ -628,11 +628,14 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
 #include <flashtile/types.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "attn/fwd_params.hpp"
 
 namespace flashtile::cuda {
+
+inline constexpr int kSm90MaxDevices = 64;  // devices whose cluster occupancy sm90_run caches (others ask each launch)
 
 inline void sm90_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -701,9 +704,15 @@ void sm90_run(const FwdParams& f) {
     cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
     cfg.blockDim = dim3(Sh::kThreads), cfg.dynamicSmemBytes = Sh::kSmemBytes;
     cfg.gridDim = dim3(p.tiles);
-    if (ctas > 0) {
-      int clusters = 0;
-      sm90_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg), "cluster occupancy");
+    if (ctas > 0) {  // the answer depends on the device and this instantiation alone: asked once per device
+      static std::atomic<int> known[kSm90MaxDevices] = {};
+      int dev = 0, clusters = 0;
+      sm90_check(cudaGetDevice(&dev), "current device");
+      if (dev < kSm90MaxDevices) clusters = known[dev].load(std::memory_order_relaxed);
+      if (clusters == 0) {
+        sm90_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg), "cluster occupancy");
+        if (dev < kSm90MaxDevices) known[dev].store(clusters, std::memory_order_relaxed);
+      }
       ctas = std::max(std::min(ctas / cluster, clusters), 1) * cluster;
     }
   }
