@@ -94,12 +94,15 @@ struct Problem {
 
 // Input distributions other than normal(0,1): q scaled (0: every score equal, uniform attention), v shifted; every
 // k_spike_every-th key row (if > 0) scaled by k_spike_scale, so a row's running max jumps between key blocks;
-// qk_anti > 0: q = +qk_anti and k = -qk_anti everywhere, every logit equal and far below zero.
+// qk_anti > 0: q = +qk_anti and k = -qk_anti everywhere, every logit equal and far below zero;
+// k_step_log2 > 0: q = 1 and k = 0 everywhere but key row 3, whose logit (softmax scale 1/sqrt(D)) is k_step_log2
+// in the exp2 domain (to the dtype's rounding): one exact step of the running max, the same in every row.
 struct Inputs {
   float q_scale = 1.0f, v_offset = 0.0f;
   int k_spike_every = 0;
   float k_spike_scale = 12.0f;
   float qk_anti = 0.0f;
+  float k_step_log2 = 0.0f;
 };
 
 // Builds a case's tensors on `dev` with fresh normal(0,1) inputs from `seed` (or as `in` says); out and lse are
@@ -155,6 +158,13 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
   if (in.qk_anti > 0.0f) {
     for (float& x : p.qv) x = round_to(dt, in.qk_anti);
     for (float& x : p.kv) x = round_to(dt, -in.qk_anti);
+  }
+  if (in.k_step_log2 > 0.0f) {
+    const std::int64_t row = c.heads_kv * c.head_dim;
+    const float k3 = in.k_step_log2 / (std::sqrt(static_cast<float>(c.head_dim)) * 1.4426950408889634f);
+    for (float& x : p.qv) x = 1.0f;
+    for (std::size_t i = 0; i < p.kv.size(); ++i)
+      p.kv[i] = static_cast<std::int64_t>(i) / row % c.seqlen_k == 3 ? round_to(dt, k3) : 0.0f;
   }
   fill(p.v, p.vv, 1.0f, in.v_offset);
   // Write the three inputs into their base images (one image when packed), then upload.

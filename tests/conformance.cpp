@@ -132,6 +132,25 @@ TEST_CASE("conformance: running maxima that jump between key blocks") {
   check_inputs(Inputs{1.0f, 0.0f, 97}, "spiky k", 70, 1200, config().seed + 7000);
 }
 
+// One key (key 3, in the first key block) x150: for rows that like it, the max jumps by far more than 2^128 in the
+// exp2 domain over a reference set by the other keys, wherever a kernel visits that block late (sm90 visits it last:
+// its kLazy 3 overflows P there and must recompute the block's scores).
+TEST_CASE("conformance: a running max that jumps past 2^128") {
+  check_inputs(Inputs{1.0f, 0.0f, 1 << 30, 150.0f}, "k[3] x150", 70, 1200, config().seed + 9000);
+}
+
+// One key's logit exactly k_step_log2 above every other's in the exp2 domain, in every row (key 3, in the block sm90
+// visits last). 40: sm90's kLazy 3 rescales P by 2^-40. 100: it recomputes S (P sums past 2^64). 127: P still
+// finite, but a rescale by 2^-127 is below f32's normal range, which ex2.approx.ftz flushed to 0 (O = 0 in every
+// row; session 23 call 1 caught it on a few random rows).
+TEST_CASE("conformance: a running max that steps up by 2^40, 2^100, 2^127") {
+  for (float x : {40.0f, 100.0f, 127.0f}) {
+    Inputs in;
+    in.k_step_log2 = x;
+    check_inputs(in, "k[3] step", 70, 1200, config().seed + 9500 + static_cast<std::uint64_t>(x));
+  }
+}
+
 // Every logit equal and far below zero (q = +4, k = -4: -128 at d64, -256 at d256, natural log): the first rescale
 // of a row must not overflow (sm90 made NaN of it until session 14). Sq > Sk: rows whose keys start past the first
 // key block a kernel visits.

@@ -36,6 +36,8 @@ struct Case {
   int o_extra = 0;  // more elements in o's seq stride only (2: o is not TMA-addressable, the direct-store fallback)
   int spikes = 0;   // > 0: every spikes-th key row scaled by 12, so a row's running max jumps (the rescale of O)
   bool anti = false;  // q = +4 and k = -4 everywhere: every logit equal and far below zero (-128 and less at d64)
+  int jump = 0;  // > 0: key row 5 scaled by jump, in the first key block (visited last): rows' maxima jump by 2^128
+  float step = 0.0f;  // > 0: q = 1, k = 0 but key row 5, whose logit is `step` in the exp2 domain in every row
 };
 
 int g_cc = 0, g_sms = 0;
@@ -75,6 +77,18 @@ bool run_case(const Case& c, std::mt19937& rng) {
     for (std::size_t i = 0; i < nk; ++i)
       if ((i / k_ss) % c.Sk % c.spikes == 3) hk[i] = fttest::to16<T>(fk[i] * 12.0f), fk[i] = fttest::from16(hk[i]);
   }
+  if (c.jump > 0) {
+    const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;
+    for (std::size_t i = 0; i < nk; ++i)
+      if ((i / k_ss) % c.Sk == 5) hk[i] = fttest::to16<T>(fk[i] * float(c.jump)), fk[i] = fttest::from16(hk[i]);
+  }
+  if (c.step > 0.0f) {
+    const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;
+    const float k5 = c.step / (std::sqrt(float(c.D)) * 1.4426950408889634f);
+    for (std::size_t i = 0; i < nq; ++i) hq[i] = fttest::to16<T>(1.0f), fq[i] = fttest::from16(hq[i]);
+    for (std::size_t i = 0; i < nk; ++i)
+      hk[i] = fttest::to16<T>((i / k_ss) % c.Sk == 5 ? k5 : 0.0f), fk[i] = fttest::from16(hk[i]);
+  }
   fttest::random16(hv, fv, nk, rng);
   const std::size_t no = std::size_t(c.B) * c.Sq * (std::size_t(c.Hq) * c.D + c.pad + c.o_extra);
   dev_buf<T> dq(nq), dk(nk), dv(nk), dout(no + guard);
@@ -86,7 +100,7 @@ bool run_case(const Case& c, std::mt19937& rng) {
   char name[160];
   std::snprintf(name, sizeof name, "B=%d Sq=%d Sk=%d Hq=%d Hkv=%d d=%d %s %s pad=%d o+%d%s", c.B, c.Sq, c.Sk, c.Hq,
                 c.Hkv, c.D, c.bf16 ? "bf16" : "f16", c.causal ? "causal" : "full", c.pad, c.o_extra,
-                c.spikes ? " spikes" : c.anti ? " anti" : "");
+                c.spikes ? " spikes" : c.anti ? " anti" : c.jump ? " jump" : c.step > 0.0f ? " step" : "");
   const std::string why = flashtile::cuda::sm90_fwd_supports(p);
   if (!why.empty()) {
     std::printf("FAIL %-60s unsupported: %s\n", name, why.c_str());
@@ -348,6 +362,20 @@ int main(int argc, char** argv) {
         cases.push_back({1, 300, 300, 2, 1, D, true, causal, 0, 0, 0, true});
         cases.push_back({1, 500, 257, 2, 2, D, D == 128, causal, 0, 0, 0, true});
       }
+    // A row max that jumps by far more than 2^128 in the exp2 domain in the last key block visited (key 5 x150): sm90's
+    // kLazy 3 exponentiates against the stale reference first, overflows P to inf, and must recompute the block's S.
+    for (int D : {64, 128, 256})
+      for (bool causal : {false, true})
+        cases.push_back({2, 300, 1500, 4, 2, D, D != 256, causal, 0, 0, 0, false, 150});
+    // The same past 4096 keys (d128/d256 non-causal: the clustered main kernel).
+    if (!tiny)
+      for (int D : {128, 256}) cases.push_back({1, 130, 5000, 2, 1, D, D == 128, false, 0, 0, 0, false, 150});
+    // One exact step of every row's max in that block: 2^40 (kLazy 3 rescales P), 2^100 (recomputes S), 2^127 (P
+    // finite, but a rescale by 2^-127 flushed to 0 under ex2.ftz until session 23).
+    if (!tiny)
+      for (int D : {64, 128, 256})
+        for (float x : {40.0f, 100.0f, 127.0f})
+          cases.push_back({1, 300, 1500, 2, 1, D, D != 256, D == 128, 0, 0, 0, false, 0, x});
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);

@@ -36,6 +36,8 @@ struct Sm90Params {
   T* o;
   float* lse;  // [B, Hq, Sq] or null
   std::int64_t o_sb, o_ss, o_sh;
+  const T *q, *k;  // kLazy 3's repair (sm90_redo_s) reads Q and K from global memory
+  std::int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh;
   int seqlen_q, seqlen_k, heads_q, group;  // group = Hq / Hkv
   int m_blocks, batch_heads, tiles;         // tiles = m_blocks * batch_heads
   int head_group;                           // tile order (sm90_tile): 0 m-block innermost, else heads per group
@@ -186,6 +188,34 @@ __device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_
   return n;
 }
 
+// kLazy 3's repair after P overflowed (a block far past a row's reference, S gone): the warp's 16 rows of
+// S = Q·Kᵀ for keys key0.. again, by mma.sync from global memory, 16 keys at a time. Not wgmma: ptxas serializes
+// every wgmma of a kernel where only some paths issue one. Rows of tile u outside [0, Sq) (shifted rows) give zeros.
+template <int D, typename T, int NW>
+__device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Params<T>& p, const Sm90Tile& u,
+                                            int consumer, int warp, int key0) {
+  const int lane = tile::lane_id(), g = lane >> 2, c = 2 * (lane & 3), row = u.row0 + consumer * 64 + warp * 16 + g;
+  const T* q0 = p.q + u.batch * p.q_sb + u.head * p.q_sh + static_cast<std::int64_t>(row) * p.q_ss + c;
+  const T* q8 = q0 + 8 * p.q_ss;
+  const T* k = p.k + u.batch * p.k_sb + u.head / p.group * p.k_sh + c;
+  const bool v0 = row >= 0 && row < p.seqlen_q, v8 = row + 8 >= 0 && row + 8 < p.seqlen_q;
+  auto pair = [](bool valid, const T* at) { return valid ? *reinterpret_cast<const std::uint32_t*>(at) : 0u; };
+  // An m16n8k16 at a time, fragments straight from memory: few registers beside s and O.
+#pragma unroll
+  for (int j = 0; j < NW / 8; ++j) {
+    float2 c0{0.0f, 0.0f}, c1{0.0f, 0.0f};
+    const int key = key0 + 8 * j + g;
+    const T* kr = k + static_cast<std::int64_t>(key) * p.k_ss;
+    const bool vk = key < p.seqlen_k;
+#pragma unroll 1
+    for (int kd = 0; kd < D; kd += 16) {
+      const std::uint32_t a[4] = {pair(v0, q0 + kd), pair(v8, q8 + kd), pair(v0, q0 + kd + 8), pair(v8, q8 + kd + 8)};
+      tile::mma_16816<T>(c0, c1, a, pair(vk, kr + kd), pair(vk, kr + kd + 8), c0, c1);
+    }
+    s.v[0][j / 2][2 * (j % 2)] = c0, s.v[0][j / 2][2 * (j % 2) + 1] = c1;
+  }
+}
+
 // Online softmax of one warp's 16 rows in the exp2 domain. Maxima are kept on raw scores; m_use = max·scale·log2e
 // with -inf (no key seen yet) replaced by 0, so exp2(s·scale·log2e - m_use) is one FFMA + ex2 and never NaN;
 // corr = exp2(min(old m_use - new m_use, 0)): m_use only grows once a row has keys, and the min caps the step from
@@ -195,6 +225,12 @@ __device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_
 // kLazy: m_use moves only on a row's first key or when the row max passes it by more than kSm90LazyLog2, so P stays
 // <= 2^kSm90LazyLog2 and l >= 1, and corr is exactly 1 in most blocks; `rescale` (warp-uniform) says whether any row
 // of the warp moved, i.e. whether O needs the multiply by corr.
+// kLazy 3 checks no maxima at all once every row of the warp has a reference: the block exponentiates against it, and
+// the lanes' block sums of P (the FADDs run anyway) bound each P. Sums <= 2^kSm90LazyLog2: done. Sums to
+// kSm90LazyRedoPow take the max of P, move the reference past 2^kSm90LazyLog2 and scale P by corr. Larger ones (up to
+// inf: a block past its reference by 2^128 has lost P) set `lost`; once the P·V in flight completes, `retry` has the
+// warp's S computed again (sm90_redo_s) for kLazy 2's exact path. Not inside step: P's registers are free only after
+// that P·V, and d64 spilled 18-26 bytes with the repair there (session 23).
 // kLazy 2 checks the lanes' parts of the row maxima first: while every row of the warp has a reference that no lane's
 // max passes by more than kSm90LazyLog2 (one vote), the block exponentiates against it with no shuffles and no corr.
 // m_run then goes stale, which only the move rule reads: a row moves when this block passes the reference, which
@@ -205,11 +241,66 @@ struct Sm90Softmax {
   float scale_log2;
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
   bool rescale = true;
+  bool ref_all = false;  // kLazy 3: every row of the warp has a reference (false at a tile's first block)
+  bool lost = false;     // kLazy 3: the last step's P overflowed; its S must be computed again (retry)
+  int lost_key0 = 0;
 
   // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s. NW: the
   // block's width (kNarrow's first blocks: less than N).
+  // kLazy 3 may instead set `lost` (never at a tile's first block), leaving s to retry.
   template <int NW>
   __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0) {
+    namespace tl = flashtile::tile;
+    mask(s, key0);
+    if constexpr (kLazy == 3) {
+      if (ref_all) {
+        tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
+        tile::rv_fl_rows<16> part, zero{{{0.0f, 0.0f}}};
+        tl::row_sum_partial(part, s, zero);
+        if (__all_sync(0xffffffffu, part.v[0][0] <= kSm90LazyPow && part.v[0][1] <= kSm90LazyPow)) {
+          rescale = false;
+          tl::add(l_run, l_run, part);
+          return;
+        }
+        const bool redo_s = !(part.v[0][0] <= kSm90LazyRedoPow && part.v[0][1] <= kSm90LazyRedoPow);  // NaN too
+        if (!__any_sync(0xffffffffu, redo_s)) {
+          tile::rv_fl_rows<16> pm;
+          tl::row_max_partial(pm, s);
+          bool mv = false;
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const float top = tl::quad_max(pm.v[0][i]);  // the row's block max as P: 2^(its exponent)
+            const float mu = top > kSm90LazyPow ? m_use.v[0][i] + __log2f(top) : m_use.v[0][i];
+            mv |= mu != m_use.v[0][i];
+            corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
+            m_use.v[0][i] = mu;
+          }
+          rescale = __any_sync(0xffffffffu, mv);
+          tl::mul_row(s, s, corr);
+          tl::mul(l_run, l_run, corr);
+          tl::row_sum_partial(l_run, s, l_run);
+          return;
+        }
+        lost = true, lost_key0 = key0;
+        return;
+      }
+    }
+    exact(s);
+  }
+
+  // kLazy 3 after a lost step: redo(s, key0) computes the block's scores again, then the exact path (else nothing).
+  template <int NW, typename Redo>
+  __device__ __forceinline__ void retry(tile::rt_fl<16, NW>& s, Redo&& redo) {
+    if (kLazy != 3 || !lost) return;
+    lost = false;
+    redo(s, lost_key0);
+    mask(s, lost_key0);
+    exact(s);
+  }
+
+  // Scores past seqlen_k, and causal scores past the diagonal, to -inf.
+  template <int NW>
+  __device__ __forceinline__ void mask(tile::rt_fl<16, NW>& s, int key0) const {
     namespace tl = flashtile::tile;
     if (key0 + NW > seqlen_k || (kCausal && key0 + NW - 1 > last0)) {  // warp-uniform
       if constexpr (kCausal) {  // row r sees columns c < seqlen_k - key0 and c <= last0 + r - key0
@@ -222,8 +313,14 @@ struct Sm90Softmax {
         tl::map(s, [&](int, int col, float x) { return key0 + col < seqlen_k ? x : tl::kNegInf; });
       }
     }
+  }
+
+  // The row maxima's path (every block for kLazy 0-2; kLazy 3 until every row has a reference, and after a repair).
+  template <int NW>
+  __device__ __forceinline__ void exact(tile::rt_fl<16, NW>& s) {
+    namespace tl = flashtile::tile;
     const tile::rv_fl_rows<16> m_old = m_run;
-    if constexpr (kLazy == 2) {
+    if constexpr (kLazy >= 2) {
       tile::rv_fl_rows<16> mx;
       tl::row_max_partial(mx, s);
       bool keep = true;
@@ -254,6 +351,8 @@ struct Sm90Softmax {
       m_use.v[0][i] = mu;
     }
     if constexpr (kLazy) rescale = __any_sync(0xffffffffu, moved);
+    if constexpr (kLazy == 3)
+      ref_all = __all_sync(0xffffffffu, m_run.v[0][0] != tl::kNegInf && m_run.v[0][1] != tl::kNegInf);
     tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
     tl::mul(l_run, l_run, corr);
     tl::row_sum_partial(l_run, s, l_run);
@@ -538,8 +637,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
       release(sm.k_empty[(kv + it) % S]);
       if (!Sh::kOTma && it == n_blocks - 1) tl::arrive(sm.q_empty[qb]);
     };
-    auto pv_done = [&](int it) {
-      tl::fence_operand(o_acc);
+    auto pv_done = [&](int it) {  // P(it)·V(it) has landed: O readable, P's registers free
+      tl::fence_operand(o_acc, p_reg);
       release(sm.v_empty[(kv + it) % S]);
     };
 
@@ -589,8 +688,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90S
       qk_done(it);
       sfx.step(s_acc, (n_blocks - 1 - it) * N);
       tl::wait<0>();
-      tl::fence_operand(p_reg);
       pv_done(it - 1);
+      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, tile_of(t), c, w, k0); });
       if (!Sh::kLazy || sfx.rescale) tl::mul_row(o_acc, o_acc, sfx.corr);
       tl::copy(p_reg, s_acc);
     }
@@ -672,6 +771,8 @@ void sm90_run(const FwdParams& f) {
   p.o = static_cast<T*>(f.o);
   p.lse = f.lse;
   p.o_sb = f.o_sb, p.o_ss = f.o_ss, p.o_sh = f.o_sh;
+  p.q = static_cast<const T*>(f.q), p.k = static_cast<const T*>(f.k);
+  p.q_sb = f.q_sb, p.q_ss = f.q_ss, p.q_sh = f.q_sh, p.k_sb = f.k_sb, p.k_ss = f.k_ss, p.k_sh = f.k_sh;
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
   p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;

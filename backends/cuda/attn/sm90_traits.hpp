@@ -51,7 +51,8 @@ struct Sm90Config {
   // Persistent causal launches: groups of persistent_group pairs the same way (0: one group of all pairs, m-major).
   int persistent_group = 0;
   // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy): 1, or
-  // 2 with the check on the lanes' parts of the maxima before any shuffle (0: exact maxima every block).
+  // 2 with the check on the lanes' parts of the maxima before any shuffle, or 3 with the check on the row sums of P
+  // and no maxima (0: exact maxima every block).
   int lazy_rescale = 0;
   // The short kernel's first block of a tile (visit order: the causal diagonal) as narrow as each consumer's rows
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
@@ -68,6 +69,11 @@ struct Sm90Config {
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
 inline constexpr float kSm90LazyLog2 = 8.0f;
+inline constexpr float kSm90LazyPow = 256.0f;  // 2^kSm90LazyLog2
+// kLazy 3: a lane's block sum of P past 2^64 (or inf, NaN) has the block's S recomputed rather than P rescaled. The
+// rescale's corr = 1 / max P must stay a normal float: ex2.approx.ftz flushes anything below 2^-126 to 0, which
+// zeroed l for rows whose block max landed 126..128 past the reference (session 23 call 1).
+inline constexpr float kSm90LazyRedoPow = 18446744073709551616.0f;  // 2^64
 
 // Where head groups paid (session 13, sm90_config's comment): at least two groups, 8 to 64 m-blocks a head.
 inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
@@ -221,6 +227,11 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // +0..3%. Call 2's ablations had priced the row maxima at +11% at d128 (the row sums +1%): their cost is the chain
   // of FMNMX and shuffles between a block's scores and its exponentials, which mode 2 takes off most blocks.
   c.lazy_rescale = 2;
+  // Mode 3 (session 23): no maxima once every row has a reference, checked on the row sums of P; a block that
+  // overflows P has its S recomputed by mma.sync after its P·V (Sm90Softmax::retry). Session 23 call 2, the grid
+  // twice interleaved against mode 2: d64 +3..9% from 1k (with the repair inside step, which spilled at d64), d128
+  // +1..8% (non-causal 16k 697-702 TFLOP/s), d256 +0..4%.
+  c.lazy_rescale = 3;
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.

@@ -14,7 +14,7 @@
 //   exp2_sub_row(d, s, v)      d = exp2(s - v[row]) (the softmax numerator in the exp2 domain)
 //   exp2_fma_row(d, s, x, v)   d = exp2(s * x - v[row]) in one FFMA + ex2 per element (x: scale·log2e);
 //                               exp2_fma_row<P> sends every P-th pair through poly_exp2 (FMA pipe) instead
-//   poly_exp2(x)               2^x for x <= 0 without the MUFU unit (rel. error < 1e-4)
+//   poly_exp2(x)               2^x without the MUFU unit (rel. error < 1e-4; x >= 128 gives ~2^128, finite)
 //   fill(v, x), mul(v, a, b), sub(v, a, b), exp2(v, a), max(v, a, b), add(v, a, b)
 // Matrix multiply on mma.sync m16n8k16 (sm_80+), f32 accumulate, 16-bit inputs:
 //   mma_AB (d, a, b, c)   d = a·b + c     a: rt<T,M,K,row>, b: rt<T,K,N,col>, c/d: rt_fl<M,N>
@@ -73,13 +73,15 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-// 2^x on the FMA and integer pipes, for x <= 0 (-inf gives exactly 0): round x to n, 2^(x-n) by a degree-3
+// 2^x on the FMA and integer pipes (-inf gives exactly 0, x >= 128 about 2^128, finite): round x to n, 2^(x-n) by a degree-3
 // polynomial on [-0.5, 0.5] (relative error < 1e-4, under f16's half ulp), n added to the exponent bits. ex2 runs on
 // the MUFU unit at a quarter of the FMA rate; at small head dims the softmax's ex2s take as long as the matrix
 // products, so moving some of them here shortens the softmax (FlashAttention-4 does the same on Blackwell).
 __device__ __forceinline__ float poly_exp2(float x) {
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits
-  const float xc = fmaxf(x, -126.0f);  // keeps n + the polynomial's exponent (126 or 127) >= 0
+  // n + the polynomial's exponent (126 or 127) stays <= 254, finite; below -126 the select returns 0. Above 128 the
+  // exponent would carry into the sign bit (kLazy 3 exponentiates scores past its reference unchecked).
+  const float xc = fminf(x, 128.0f);
   const float j = xc + kRound;
   const float f = xc - (j - kRound);
   const float p = fmaf(fmaf(fmaf(0.05583828f, f, 0.24263948f), f, 0.69313675f), f, 0.99992454f);

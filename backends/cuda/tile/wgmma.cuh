@@ -8,7 +8,7 @@
 //   desc_mnmajor(st, k)          descriptor of rows k..k+15 of an MN-major st (rows = K, cols = N): LBO = the byte
 //                                distance between 64-column blocks, SBO = 1024 B (next 8 rows of K).
 //   fence(), commit(), wait<N>() wgmma.fence / commit_group / wait_group (wait<0>: all issued groups done).
-//   fence_operand(rt)            compiler fence on accumulator registers around async wgmma.
+//   fence_operand(rt, ...)       compiler fence on accumulator/operand registers around async wgmma.
 //   mma_ABt(d, a_st, a_row0, b_st, accumulate)   d(64xN) (+)= A(64xK rows a_row0.. of a_st) · B(NxK = b_st)ᵀ
 //   mma_AB (d, a_rt, b_st, accumulate)           d(64xN) (+)= A(this warp's 16xK rows, registers) · B(KxN = b_st)
 //   mma_ABt_w<W>(d, a_st, a_row0, b_st, accumulate)  mma_ABt on d's first W columns only (a narrower wgmma)
@@ -79,6 +79,11 @@ __device__ __forceinline__ void fence_operand(rt<T, R, C, L>& t) {
       asm volatile("" : "+r"(*reinterpret_cast<std::uint32_t*>(&t.v[i][j][k]))::"memory");
     }
   });
+}
+template <typename T0, typename T1, typename... Ts>
+__device__ __forceinline__ void fence_operand(T0& t0, T1& t1, Ts&... ts) {
+  fence_operand(t0);
+  fence_operand(t1, ts...);
 }
 
 #define FT_WGMMA_DISPATCH(KIND, TB)               \

@@ -116,7 +116,7 @@ __global__ void k_rows_partial(const float* x, float* mx, float* sm) {
   }
 }
 
-// poly_exp2 on a range of inputs (including -inf and the clamp edge), and exp2_fma_row with every 3rd pair through
+// poly_exp2 on a range of inputs (including -inf, the clamp edges and scores past the reference), and exp2_fma_row with every 3rd pair through
 // it, against exp2 on the host.
 __global__ void k_poly(const float* x, float* y, int n, const float* t, float* e, float scale) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = tl::poly_exp2(x[i]);
@@ -243,6 +243,11 @@ TEST_CASE("warp poly_exp2 and exp2_fma_row with polynomial pairs") {
   for (int i = 0; i <= 4000; ++i) hx.push_back(-130.0f * i / 4000.0f);  // 0 .. -130 (past the clamp)
   for (float v : {-0.0f, -1e-7f, -0.5f, -125.9f, -126.0f, -126.1f, -127.0f, -200.0f}) hx.push_back(v);
   hx.push_back(-std::numeric_limits<float>::infinity());
+  // Positive exponents (kLazy 3 exponentiates unchecked): exact to 128, then saturated near 2^128, never wrapped.
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {0.3f, 8.0f, 63.7f, 100.2f, 126.0f, 127.4f, 127.6f, 127.99f, 128.0f, 128.6f, 129.0f, 200.0f, 255.5f,
+                  300.0f, 1e30f, inf})
+    hx.push_back(v);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-4.0f, 4.0f);
   std::vector<float> ht(32 * 64);
@@ -261,7 +266,8 @@ TEST_CASE("warp poly_exp2 and exp2_fma_row with polynomial pairs") {
     const double ref = std::exp2(double(hx[i]));
     CHECK(!std::isnan(y[i]));
     CHECK(y[i] >= 0.0f);
-    if (hx[i] >= -125.0f) CHECK(std::fabs(y[i] - ref) <= 1e-4 * ref);  // normal range: relative error
+    if (hx[i] >= 128.0f) CHECK((y[i] >= 0x1p127f && y[i] <= std::numeric_limits<float>::max()));  // saturated
+    else if (hx[i] >= -125.0f) CHECK(std::fabs(y[i] - ref) <= 1e-4 * ref);  // normal range: relative error
     else CHECK(y[i] <= 1e-37f);                                          // the tail: tiny or exactly 0
     if (hx[i] < -126.0f) CHECK(y[i] == 0.0f);
   }
