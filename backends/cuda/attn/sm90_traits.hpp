@@ -27,7 +27,8 @@ struct Sm90Config {
   int consumers, block_n, stages, schedule;
   int q_bufs = 1;                   // 2: Q double-buffered, so the next tile's first Q·Kᵀ chains onto this one's last P·V
   int poly_every = 0;               // > 0: every poly_every-th softmax exponential pair on the FMA pipe
-                                    // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), so off
+                                    // (tile::poly_exp2); 3-9% slower on the H200 at 4 and 8 (session 3), and
+                                    // still 1.6-3.2% at 8 and 16 without row maxima (session 23 call 7), so off
   int persistent_max_sk = kSm90Always;  // persistent launch while seqlen_k <= this (0: always one CTA per tile)
   bool o_tma = false;  // O leaves through the tile's Q buffer and a TMA store (else direct 4-byte stores)
   // Persistent launches take tiles from an atomic counter (causal: tiles without keys, Sq > Sk, never go out; the
@@ -228,9 +229,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // of FMNMX and shuffles between a block's scores and its exponentials, which mode 2 takes off most blocks.
   c.lazy_rescale = 2;
   // Mode 3 (session 23): no maxima once every row has a reference, checked on the row sums of P; a block that
-  // overflows P has its S recomputed by mma.sync after its P·V (Sm90Softmax::retry). Session 23 call 2, the grid
-  // twice interleaved against mode 2: d64 +3..9% from 1k (with the repair inside step, which spilled at d64), d128
-  // +1..8% (non-causal 16k 697-702 TFLOP/s), d256 +0..4%.
+  // overflows P has its S recomputed by mma.sync after its P·V (Sm90Softmax::retry). Against mode 2, the grid twice
+  // interleaved (call 3): 1.025x causal, 1.032x non-causal; d64 +1..8%, d128 +1..6% (non-causal 16k 684 TFLOP/s),
+  // d256 level (-3..+2%). The repair inside step ran 0.4-0.7% faster over three calls but spilled at d64.
   c.lazy_rescale = 3;
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
