@@ -62,7 +62,7 @@ smoke() {
   local b r
   step "smoke"
   for b in "$@"; do
-    timeout 60 "$b" --tiny --no-bench 2>&1 | tail -1; r=${PIPESTATUS[0]}
+    timeout 60 "$b" --tiny --no-bench 2>&1 | grep -E "^FAIL|passed" | tail -12; r=${PIPESTATUS[0]}
     echo "smoke: $b --tiny $r"
     if [ "$r" != 0 ]; then step "stopped"; exit 0; fi
   done
