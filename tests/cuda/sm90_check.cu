@@ -367,9 +367,12 @@ int main(int argc, char** argv) {
     for (int D : {64, 128, 256})
       for (bool causal : {false, true})
         cases.push_back({2, 300, 1500, 4, 2, D, D != 256, causal, 0, 0, 0, false, 150});
-    // The same past 4096 keys (d128/d256 non-causal: the clustered main kernel).
+    // The same past 4096 keys (d128/d256 non-causal: the clustered main kernel), and with padded seq strides (the
+    // repair reads Q and K from global memory through the strides).
     if (!tiny)
       for (int D : {128, 256}) cases.push_back({1, 130, 5000, 2, 1, D, D == 128, false, 0, 0, 0, false, 150});
+    if (!tiny)
+      for (int D : {64, 128, 256}) cases.push_back({2, 300, 1500, 8, 2, D, true, D != 128, 24, 0, 0, false, 150});
     // One exact step of every row's max in that block: 2^40 (kLazy 3 rescales P), 2^100 (recomputes S), 2^127 (P
     // finite, but a rescale by 2^-127 flushed to 0 under ex2.ftz until session 23).
     if (!tiny)
