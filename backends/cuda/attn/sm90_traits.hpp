@@ -364,7 +364,9 @@ struct Sm90Shape {
   static constexpr int kQBufs = kQPrefetch ? 2 : kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr int kLazy = kCfg.lazy_rescale;
-  static constexpr int kNarrow = kShort ? sm90_short(D, kCausal).narrow_first : 0;  // Sm90Config::narrow_first
+  // Sm90Config::narrow_first, where a narrower first block exists (blocks of narrow_first keys or fewer have none).
+  static constexpr int kNarrow =
+      kShort && sm90_short(D, kCausal).narrow_first < kBlockN ? sm90_short(D, kCausal).narrow_first : 0;
   static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
   // Clusters (Sm90Config::cluster): the main non-causal kernel only, in the static order of tile pairs; built for
   // clusters alone where every launch of it clusters (d128: the short kernel runs to 4k keys).
