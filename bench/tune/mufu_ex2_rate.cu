@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 constexpr int kChains = 8, kIters = 4096;
 
 __global__ void f32_rate(float* sink, float seed) {
@@ -23,43 +25,32 @@ __global__ void f32_rate(float* sink, float seed) {
   sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
-__global__ void f16x2_rate(float* sink, float seed) {
+// The packed forms: H2 = __half2 (ex2.approx.f16x2) or __nv_bfloat162 (ex2.approx.ftz.bf16x2).
+template <typename H2>
+__global__ void packed_rate(float* sink, float seed) {
+  auto pack = [](float a, float b) {
+    H2 h;
+    if constexpr (std::is_same_v<H2, __half2>) h = __floats2half2_rn(a, b);
+    else h = __floats2bfloat162_rn(a, b);
+    return h;
+  };
   unsigned x[kChains];
-  const __half2 off = __floats2half2_rn(1.5f, 1.5f);
+  const H2 off = pack(1.5f, 1.5f);
   for (int c = 0; c < kChains; ++c) {
-    __half2 h = __floats2half2_rn(seed * (threadIdx.x + c) * 1e-6f - 0.5f, -0.7f);
+    H2 h = pack(seed * (threadIdx.x + c) * 1e-6f - 0.5f, -0.7f);
     x[c] = *reinterpret_cast<unsigned*>(&h);
   }
   for (int i = 0; i < kIters; ++i)
 #pragma unroll
     for (int c = 0; c < kChains; ++c) {
       unsigned y;
-      asm volatile("ex2.approx.f16x2 %0, %1;" : "=r"(y) : "r"(x[c]));
-      __half2 h = __hsub2(*reinterpret_cast<__half2*>(&y), off);
+      if constexpr (std::is_same_v<H2, __half2>) asm volatile("ex2.approx.f16x2 %0, %1;" : "=r"(y) : "r"(x[c]));
+      else asm volatile("ex2.approx.ftz.bf16x2 %0, %1;" : "=r"(y) : "r"(x[c]));
+      H2 h = __hsub2(*reinterpret_cast<H2*>(&y), off);
       x[c] = *reinterpret_cast<unsigned*>(&h);
     }
   float s = 0;
-  for (int c = 0; c < kChains; ++c) s += __low2float(*reinterpret_cast<__half2*>(&x[c]));
-  sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-
-__global__ void bf16x2_rate(float* sink, float seed) {
-  unsigned x[kChains];
-  const __nv_bfloat162 off = __floats2bfloat162_rn(1.5f, 1.5f);
-  for (int c = 0; c < kChains; ++c) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(seed * (threadIdx.x + c) * 1e-6f - 0.5f, -0.7f);
-    x[c] = *reinterpret_cast<unsigned*>(&h);
-  }
-  for (int i = 0; i < kIters; ++i)
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) {
-      unsigned y;
-      asm volatile("ex2.approx.ftz.bf16x2 %0, %1;" : "=r"(y) : "r"(x[c]));
-      __nv_bfloat162 h = __hsub2(*reinterpret_cast<__nv_bfloat162*>(&y), off);
-      x[c] = *reinterpret_cast<unsigned*>(&h);
-    }
-  float s = 0;
-  for (int c = 0; c < kChains; ++c) s += __low2float(*reinterpret_cast<__nv_bfloat162*>(&x[c]));
+  for (int c = 0; c < kChains; ++c) s += __low2float(*reinterpret_cast<H2*>(&x[c]));
   sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
@@ -93,8 +84,8 @@ int main() {
   cudaMalloc(&sink, sizeof(float) * sms * 8 * 256);
   for (int rep = 0; rep < 2; ++rep) {
     time_it("f32", f32_rate, 1, sink, sms);
-    time_it("f16x2", f16x2_rate, 2, sink, sms);
-    time_it("bf16x2", bf16x2_rate, 2, sink, sms);
+    time_it("f16x2", packed_rate<__half2>, 2, sink, sms);
+    time_it("bf16x2", packed_rate<__nv_bfloat162>, 2, sink, sms);
   }
   std::printf("exit %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
   return 0;

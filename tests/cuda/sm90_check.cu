@@ -72,18 +72,16 @@ bool run_case(const Case& c, std::mt19937& rng) {
     for (std::size_t i = 0; i < nq; ++i) hq[i] = fttest::to16<T>(4.0f), fq[i] = fttest::from16(hq[i]);
     for (std::size_t i = 0; i < nk; ++i) hk[i] = fttest::to16<T>(-4.0f), fk[i] = fttest::from16(hk[i]);
   }
+  const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;  // key row i / k_ss of the [B, Sk, Hkv, D] buffer
   if (c.spikes > 0) {
-    const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;
     for (std::size_t i = 0; i < nk; ++i)
       if ((i / k_ss) % c.Sk % c.spikes == 3) hk[i] = fttest::to16<T>(fk[i] * 12.0f), fk[i] = fttest::from16(hk[i]);
   }
   if (c.jump > 0) {
-    const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;
     for (std::size_t i = 0; i < nk; ++i)
       if ((i / k_ss) % c.Sk == 5) hk[i] = fttest::to16<T>(fk[i] * float(c.jump)), fk[i] = fttest::from16(hk[i]);
   }
   if (c.step > 0.0f) {
-    const std::size_t k_ss = std::size_t(c.Hkv) * c.D + c.pad;
     const float k5 = c.step / (std::sqrt(float(c.D)) * 1.4426950408889634f);
     for (std::size_t i = 0; i < nq; ++i) hq[i] = fttest::to16<T>(1.0f), fq[i] = fttest::from16(hq[i]);
     for (std::size_t i = 0; i < nk; ++i)
@@ -362,8 +360,8 @@ int main(int argc, char** argv) {
         cases.push_back({1, 300, 300, 2, 1, D, true, causal, 0, 0, 0, true});
         cases.push_back({1, 500, 257, 2, 2, D, D == 128, causal, 0, 0, 0, true});
       }
-    // A row max that jumps by far more than 2^128 in the exp2 domain in the last key block visited (key 5 x150): sm90's
-    // kLazy 3 exponentiates against the stale reference first, overflows P to inf, and must recompute the block's S.
+    // A row max that jumps by far more than 2^128 in the exp2 domain in the last key block visited (key 5 x150):
+    // sm90's kLazy 3 exponentiates against the stale reference first, overflows P to inf, and must recompute S.
     for (int D : {64, 128, 256})
       for (bool causal : {false, true})
         cases.push_back({2, 300, 1500, 4, 2, D, D != 256, causal, 0, 0, 0, false, 150});

@@ -69,12 +69,13 @@ struct Sm90Config {
 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
-inline constexpr float kSm90LazyLog2 = 8.0f;
-inline constexpr float kSm90LazyPow = 256.0f;  // 2^kSm90LazyLog2
+inline constexpr int kSm90LazyBits = 8;
+inline constexpr float kSm90LazyLog2 = float(kSm90LazyBits);
+inline constexpr float kSm90LazyPow = float(1 << kSm90LazyBits);  // 2^kSm90LazyLog2
 // kLazy 3: a lane's block sum of P past 2^64 (or inf, NaN) has the block's S recomputed rather than P rescaled. The
 // rescale's corr = 1 / max P must stay a normal float: ex2.approx.ftz flushes anything below 2^-126 to 0, which
 // zeroed l for rows whose block max landed 126..128 past the reference (session 23 call 1).
-inline constexpr float kSm90LazyRedoPow = 18446744073709551616.0f;  // 2^64
+inline constexpr float kSm90LazyRedoPow = 0x1p64f;
 
 // Where head groups paid (session 13, sm90_config's comment): at least two groups, 8 to 64 m-blocks a head.
 inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;

@@ -73,10 +73,10 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-// 2^x on the FMA and integer pipes (-inf gives exactly 0, x >= 128 about 2^128, finite): round x to n, 2^(x-n) by a degree-3
-// polynomial on [-0.5, 0.5] (relative error < 1e-4, under f16's half ulp), n added to the exponent bits. ex2 runs on
-// the MUFU unit at a quarter of the FMA rate; at small head dims the softmax's ex2s take as long as the matrix
-// products, so moving some of them here shortens the softmax (FlashAttention-4 does the same on Blackwell).
+// 2^x on the FMA and integer pipes (-inf gives exactly 0, x >= 128 about 2^128, finite): round x to n, 2^(x-n) by a
+// degree-3 polynomial on [-0.5, 0.5] (relative error < 1e-4, under f16's half ulp), n added to the exponent bits.
+// ex2 runs on the MUFU unit at a quarter of the FMA rate; at small head dims the softmax's ex2s take as long as the
+// matrix products, so moving some of them here shortens the softmax (FlashAttention-4 does the same on Blackwell).
 __device__ __forceinline__ float poly_exp2(float x) {
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits
   // n + the polynomial's exponent (126 or 127) stays <= 254, finite; below -126 the select returns 0. Above 128 the

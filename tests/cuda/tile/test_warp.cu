@@ -116,8 +116,8 @@ __global__ void k_rows_partial(const float* x, float* mx, float* sm) {
   }
 }
 
-// poly_exp2 on a range of inputs (including -inf, the clamp edges and scores past the reference), and exp2_fma_row with every 3rd pair through
-// it, against exp2 on the host.
+// poly_exp2 on a range of inputs (including -inf, the clamp edges and scores past the reference), and exp2_fma_row
+// with every 3rd pair through it, against exp2 on the host.
 __global__ void k_poly(const float* x, float* y, int n, const float* t, float* e, float scale) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = tl::poly_exp2(x[i]);
   tl::rt_fl<32, 64> a, b;
