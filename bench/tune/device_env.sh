@@ -67,6 +67,28 @@ smoke() {
     if [ "$r" != 0 ]; then step "stopped"; exit 0; fi
   done
 }
+# smoke_some DIR NAME...: sm90_check --tiny --no-bench of each DIR/sm90_check_NAME; sets vs to the names that passed
+# (a variant that fails or hangs is left out of what follows, not the whole call, as smoke would).
+smoke_some() {
+  local dir=$1 v r; shift
+  step "smoke"
+  vs=""
+  for v in "$@"; do
+    timeout 60 "$dir/sm90_check_$v" --tiny --no-bench 2>&1 | grep -E "^FAIL|passed" | tail -6
+    r=${PIPESTATUS[0]}; echo "smoke: $v $r"; [ "$r" = 0 ] && vs="$vs $v"
+  done
+}
+# vary DIR REPS ARGS...: full sm90_check of each of smoke_some's $vs, then REPS rounds of the grid (sm90_check
+# --bench-only --grid ARGS) of land (the bundle's sm90_check, copied to DIR) and each of them, interleaved.
+vary() {
+  local dir=$1 reps=$2 rep v; shift 2
+  step "checks"
+  for v in $vs; do ck "$dir/sm90_check_$v" --no-bench; done
+  grep -E "^==|passed|FAIL|^exit" "$OUT/checks.log" | tail -12
+  cp "$FT_BUNDLE"/sm90_check "$dir/sm90_check_land"
+  step "grid A/B $*"
+  for rep in $(seq "$reps"); do for v in land $vs; do g "$dir/sm90_check_$v" --bench-only --grid "$@"; done; done
+}
 # land_ab MAIN: the whole grid twice interleaved, MAIN (an sm90_check binary: the kernels landed before) against land
 # (the bundle's sm90_check), then the peers (issue 4's same-call table: bench/tune/parse_grid.py grid.log).
 land_ab() {

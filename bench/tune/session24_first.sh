@@ -10,20 +10,8 @@ set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
 # A variant whose --tiny check fails or hangs is left out of the timing (not the whole call, as smoke would).
-step "smoke"
-vs=""
-for v in bn64s6 bn64s8 rot3; do
-  timeout 60 .bundle-s24/sm90_check_$v --tiny --no-bench 2>&1 | grep -E "^FAIL|passed" | tail -6
-  r=${PIPESTATUS[0]}; echo "smoke: $v $r"; [ "$r" = 0 ] && vs="$vs $v"
-done
-step "checks"
-for v in $vs; do ck .bundle-s24/sm90_check_$v --no-bench; done
-grep -E "^==|passed|FAIL|^exit" "$OUT/checks.log" | tail -12
-cp "$FT_BUNDLE"/sm90_check .bundle-s24/sm90_check_land
-step "grid A/B, d64"
-for rep in 1 2 3; do for v in land $vs; do
-  g .bundle-s24/sm90_check_$v --bench-only --grid --grid-d 64
-done; done
+smoke_some .bundle-s24 bn64s6 bn64s8 rot3
+vary .bundle-s24 3 --grid-d 64
 if [[ " $vs " == *" rot3 "* ]]; then
   step "grid A/B, rot3, d128 and d256"
   for rep in 1 2; do for d in 128 256; do for v in land rot3; do

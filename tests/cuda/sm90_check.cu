@@ -302,15 +302,19 @@ int main(int argc, char** argv) {
         }
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
-    // Both sides of the short kernel's length limits (sm90_short_kernel: d128 non-causal to 4096 keys, staged O, Q
-    // prefetch, 128-key blocks; d64 causal to 4096 persistent (the dynamic scheduler), own blocks, Q prefetch
-    // and shifted rows: 1024 and 4096 start 128 rows before row 0, 1025 and 4097 64), GQA 2:1.
+    // Both sides of the short and small kernels' length limits (sm90_kind: d128 non-causal short to 4096 keys, staged
+    // O, Q prefetch, 128-key blocks; d64 causal small to 1024 (256-row tiles, staged O), short to 4096 persistent (the
+    // dynamic scheduler), own blocks, Q prefetch and shifted rows: 1025 and 4097 start 64 rows before row 0, 4096
+    // 128), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4096, 4096, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4097, 4097, 4, 2, 64, false, true, 0});
+    // d64's small kernel (four consumers, 64-key blocks, staged O) to 1024 keys, the short one from 1025: non-causal.
+    if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, false, false, 0});
+    if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, false, 0});
     // d128 causal at 512 keys (Q prefetch, persistent), odd and even; then more short causal tiles than SMs, so each
     // persistent CTA runs several and its second Q buffer loads while a tile still stores O through the first (d256:
     // one Q buffer, persistent to 512 keys; in --tiny too: racecheck).

@@ -59,9 +59,9 @@ struct Sm90OBufs {
 template <typename T, int D>
 struct Sm90OBufs<T, D, 0> {};
 
-template <int D, typename T, bool kCausal, bool kShort>
+template <int D, typename T, bool kCausal, Sm90Kind kKind>
 struct Sm90Smem {
-  using Sh = Sm90Shape<D, kCausal, kShort>;
+  using Sh = Sm90Shape<D, kCausal, kKind>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
@@ -514,15 +514,15 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
   if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
 }
 
-template <int D, typename T, bool kCausal, bool kShort>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kShort>::kThreads, Sm90Shape<D, kCausal, kShort>::kCtasPerSm)
+template <int D, typename T, bool kCausal, Sm90Kind kKind>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Shape<D, kCausal, kKind>::kCtasPerSm)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal, kShort>;
+  using Sh = Sm90Shape<D, kCausal, kKind>;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
   extern __shared__ char smem_raw[];
-  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kShort>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warp_uniform(tl::warpgroup::index());
@@ -742,10 +742,10 @@ inline void sm90_check(cudaError_t e, const char* what) {
 }
 
 // Build the TMA maps and launch one instantiation.
-template <int D, typename T, bool kCausal, bool kShort>
+template <int D, typename T, bool kCausal, Sm90Kind kKind>
 void sm90_run(const FwdParams& f) {
-  using Sh = Sm90Shape<D, kCausal, kShort>;
-  static_assert(sizeof(Sm90Smem<D, T, kCausal, kShort>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  using Sh = Sm90Shape<D, kCausal, kKind>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind>) + 1024 <= Sh::kSmemBytes, "smem budget");
   Sm90Params<T> p{};
   tile::gl4<T> q, k, v;
   auto map = [](tile::gl4<T>& g, const void* ptr, int b, int s, int h, std::int64_t sb, std::int64_t ss,
@@ -783,7 +783,7 @@ void sm90_run(const FwdParams& f) {
   p.tiles = p.m_blocks * p.batch_heads;
   p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / 64 * 64 : 0;
 
-  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kShort>;
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
   // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
@@ -845,14 +845,17 @@ void sm90_run(const FwdParams& f) {
 }
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
-// sm90_fwd_d{64,128,256}.cu): causality, and the short-sequence kernel where sm90_short_kernel says so. Only the
-// kernels the config can pick are instantiated.
+// sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so. Only the kernels
+// the config can pick are instantiated.
 template <int D, typename T, bool kCausal>
 void sm90_run_short(const FwdParams& f) {
-  constexpr int kMax = sm90_short(D, kCausal).max_sk;
-  if constexpr (kMax > 0)
-    if (sm90_short_kernel(D, kCausal, f.seqlen_k)) return sm90_run<D, T, kCausal, true>(f);
-  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, false>(f);
+  constexpr int kSmall = sm90_short(D, kCausal, Sm90Kind::small).max_sk, kMax = sm90_short(D, kCausal).max_sk;
+  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k);
+  if constexpr (kSmall > 0)
+    if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small>(f);
+  if constexpr (kMax > kSmall)
+    if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq>(f);
+  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main>(f);
 }
 template <int D, typename T>
 void sm90_dispatch(const FwdParams& f) {

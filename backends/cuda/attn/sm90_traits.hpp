@@ -66,7 +66,15 @@ struct Sm90Config {
   // built for clusters alone (Sm90Shape::kClusterAlways), the others decide at launch (Sm90Params::cluster).
   int cluster = 1;
   int cluster_min_sk = 4096;
+  // The small-sequence kernel (Sm90Kind::small, sm90_kernel_config): the short kernel's features with own blocks,
+  // shifted rows, no Q prefetch, and a shape of its own (small_consumers consumers of 64 rows, blocks of small_block_n
+  // keys in small_stages stages), while seqlen_k <= small_max_sk (0: never); the short kernel takes over above it.
+  int small_max_sk = 0, small_consumers = 0, small_block_n = 0, small_stages = 0;
 };
+
+// The kernels of one head dim and causality, by seqlen_k: small (to Sm90Config::small_max_sk), short (to
+// short_max_sk), main (the rest). Each is an instantiation of its own.
+enum class Sm90Kind : int { main = 0, short_seq = 1, small = 2 };
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
 inline constexpr int kSm90LazyBits = 8;
@@ -112,19 +120,20 @@ inline int sm90_head_group_override = 0;
 // Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"'
 // replaces d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256; FT_SM90_CFG128C the causal d128 one alone), keeping
 // its persistent limit; a string because nvcc splits -D values at commas. Missing trailing fields keep their values.
-constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
-  int v[6] = {c.consumers, c.block_n, c.stages, c.schedule, c.q_bufs, c.poly_every};
-  for (int i = 0; i < 6 && *s != 0; ++i) {
+// "a:b:c" into v[0..n), fields past the string's end unchanged.
+constexpr void sm90_parse_ints(const char* s, int* v, int n) {
+  for (int i = 0; i < n && *s != 0; ++i) {
     int x = 0;
     for (; *s >= '0' && *s <= '9'; ++s) x = 10 * x + (*s - '0');
     v[i] = x;
     if (*s == ':') ++s;
   }
-  return Sm90Config{v[0],         v[1],         v[2],      v[3],         v[4],       v[5], c.persistent_max_sk,
-                    c.o_tma,      c.dynamic,    c.o_store_bytes, c.short_max_sk, c.stage_o, c.own_blocks,
-                    c.q_prefetch, c.short_block_n, c.shift_rows, c.head_group, c.persistent_group,
-                    c.lazy_rescale, c.narrow_first, c.static_max_sk, c.cluster,
-                    c.cluster_min_sk};
+}
+constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
+  int v[6] = {c.consumers, c.block_n, c.stages, c.schedule, c.q_bufs, c.poly_every};
+  sm90_parse_ints(s, v, 6);
+  c.consumers = v[0], c.block_n = v[1], c.stages = v[2], c.schedule = v[3], c.q_bufs = v[4], c.poly_every = v[5];
+  return c;
 }
 
 constexpr Sm90Config sm90_config(int d, bool causal) {
@@ -264,8 +273,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_OSTAGE  // 0: never staged, 1: staged where the config stages
   c.stage_o = c.stage_o && FT_SM90_OSTAGE;
 #endif
-#ifdef FT_SM90_QPREFETCH  // 0: no Q prefetch in the short kernel
-  c.q_prefetch = c.q_prefetch && FT_SM90_QPREFETCH;
+#ifdef FT_SM90_QPREFETCH  // 0: no Q prefetch in the short kernel; 2: in every short kernel to d128
+  c.q_prefetch = FT_SM90_QPREFETCH == 2 ? d <= 128 : c.q_prefetch && FT_SM90_QPREFETCH;
 #endif
 #ifdef FT_SM90_OWN  // 0: no own blocks
   c.own_blocks = c.own_blocks && FT_SM90_OWN;
@@ -316,33 +325,73 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? kSm90Always : 0;
 #endif
+  // The small kernel at d64 (session 24, bench/results/2026-12-01_h200_session24): four consumers (256-row tiles) on
+  // 64-key blocks in 6 stages with staged O (the Q buffer carries O for three consumers at most). Against the short
+  // kernel, the whole grid three times interleaved (call 4): causal 512/1k +7.9/+7.2%, non-causal 512/1k +5.0/+3.1%.
+  // From 2k four consumers lost 2-5% (call 2). 64-key blocks leave the fourth consumer room (S, P and O take 80 of
+  // its 112 registers); with three consumers they lost 9-13% (call 1).
+  if (d == 64) c.small_max_sk = 1024, c.small_consumers = 4, c.small_block_n = 64, c.small_stages = 6;
+#ifdef FT_SM90_SMALL  // experiment: "d:causal:consumers:block_n:stages:max_sk" (causal 2: both; max_sk 0: none)
+  {
+    int v[6] = {0, 0, c.small_consumers, c.small_block_n, c.small_stages, c.small_max_sk};
+    sm90_parse_ints(FT_SM90_SMALL, v, 6);
+    if (d == v[0] && (v[1] == 2 || v[1] == int(causal)))
+      c.small_consumers = v[2], c.small_block_n = v[3], c.small_stages = v[4], c.small_max_sk = v[5];
+  }
+#endif
+  return c;
+}
+
+// The config as kernel `kind` runs it: the small kernel with its own shape, and O staged where more than three
+// consumers leave the Q buffer's TMA store no named barrier.
+constexpr Sm90Config sm90_kernel_config(int d, bool causal, Sm90Kind kind) {
+  Sm90Config c = sm90_config(d, causal);
+  if (kind == Sm90Kind::small) {
+    c.consumers = c.small_consumers, c.block_n = c.small_block_n, c.stages = c.small_stages;
+    c.short_block_n = 0, c.short_max_sk = c.small_max_sk;
+    c.stage_o = c.stage_o || c.consumers > 3;
+    c.own_blocks = c.shift_rows = true;  // several consumers, no pingpong: each skips the blocks its rows do not need
+#ifndef FT_SM90_SMALL_QPF  // experiment: Q prefetch in the small kernels (d64 causal spills 8 bytes with it)
+    c.q_prefetch = false;
+#endif
+    c.o_tma = c.o_tma && c.consumers <= 3;
+  }
   return c;
 }
 
 // The short-sequence kernel's changes that apply to this config (staged O: sm90_config already drops it with a
 // double-buffered Q; own blocks neither with pingpong nor chained tiles, whose next first block is issued with this
-// tile's last; its K/V block; shifted rows), and its limit: 0 where it would change nothing.
+// tile's last; its K/V block; shifted rows), and its limit: 0 where it would change nothing. Sm90Kind::small: the
+// small kernel's (the same features on its own config, sm90_kernel_config); its limit 0 where there is none.
 struct Sm90Short {
   bool stage_o, own_blocks, q_prefetch;
   int max_sk, block_n;
   bool shift_rows;
   int narrow_first;
 };
-constexpr Sm90Short sm90_short(int d, bool causal) {
-  const Sm90Config c = sm90_config(d, causal);
+constexpr Sm90Short sm90_short(int d, bool causal, Sm90Kind kind = Sm90Kind::short_seq) {
+  const bool small = kind == Sm90Kind::small;
+  const Sm90Config c = sm90_kernel_config(d, causal, small ? kind : Sm90Kind::main);
+  if (small && c.small_max_sk == 0) return {};
   const bool own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
   // Q prefetch: O leaves through its staged buffers, else through the Q buffer (TMA, one named barrier a consumer: at
   // most three).
   const bool qp = c.q_prefetch && !sm90_chained(c) && (c.stage_o || c.consumers <= 3);
   const int bn = c.short_block_n > 0 ? c.short_block_n : c.block_n;
-  const bool differs = c.stage_o || own || qp || bn != c.block_n;
+  const bool differs = small || c.stage_o || own || qp || bn != c.block_n;
   return {c.stage_o, own, qp, differs ? c.short_max_sk : 0, bn, own && causal && c.shift_rows,
           sm90_chained(c) ? 0 : c.narrow_first};  // chained: the first Q·Kᵀ goes out with the last P·V
 }
-// Whether a call runs the short-sequence kernel (sm90_run_short).
+// The kernel a call runs (sm90_run_short).
+constexpr Sm90Kind sm90_kind(int d, bool causal, int seqlen_k) {
+  const int small = sm90_short(d, causal, Sm90Kind::small).max_sk, short_seq = sm90_short(d, causal).max_sk;
+  return small > 0 && seqlen_k <= small           ? Sm90Kind::small
+         : short_seq > 0 && seqlen_k <= short_seq ? Sm90Kind::short_seq
+                                                  : Sm90Kind::main;
+}
+// Whether a call runs the short or the small kernel.
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
-  const int max_sk = sm90_short(d, causal).max_sk;
-  return max_sk > 0 && seqlen_k <= max_sk;
+  return sm90_kind(d, causal, seqlen_k) != Sm90Kind::main;
 }
 // The cluster size a call launches with (1: none; Sm90Config::cluster).
 constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k) {
@@ -350,35 +399,36 @@ constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k) {
   return !causal && !sm90_short_kernel(d, causal, seqlen_k) && seqlen_k > c.cluster_min_sk ? c.cluster : 1;
 }
 
-// kShort: the short-sequence kernel (sm90_short_kernel), else the config's main one.
-template <int D, bool kCausal, bool kShort = false>
+// kKind: which of the config's kernels (sm90_kind); kShort: the short or the small one, whose features kSs lists.
+template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main>
 struct Sm90Shape {
-  static constexpr Sm90Config kCfg = sm90_config(D, kCausal);
+  static constexpr Sm90Config kCfg = sm90_kernel_config(D, kCausal, kKind);
+  static constexpr bool kShort = kKind != Sm90Kind::main;
+  static constexpr Sm90Short kSs = sm90_short(D, kCausal, kShort ? kKind : Sm90Kind::short_seq);
   static constexpr int kHeadDim = D;
   static constexpr int kConsumers = kCfg.consumers;
-  static constexpr int kBlockN = kShort ? sm90_short(D, kCausal).block_n : kCfg.block_n;
+  static constexpr int kBlockN = kShort ? kSs.block_n : kCfg.block_n;
   static constexpr int kStages = kCfg.stages;
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr bool kPingpong = sm90_pingpong(kCfg);
-  static constexpr bool kQPrefetch = kShort && sm90_short(D, kCausal).q_prefetch;
+  static constexpr bool kQPrefetch = kShort && kSs.q_prefetch;
   static constexpr int kQBufs = kQPrefetch ? 2 : kCfg.q_bufs;
   static constexpr int kPolyEvery = kCfg.poly_every;
   static constexpr int kLazy = kCfg.lazy_rescale;
   // Sm90Config::narrow_first, where a narrower first block exists (blocks of narrow_first keys or fewer have none).
-  static constexpr int kNarrow =
-      kShort && sm90_short(D, kCausal).narrow_first < kBlockN ? sm90_short(D, kCausal).narrow_first : 0;
-  static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && sm90_short(D, kCausal).stage_o);
+  static constexpr int kNarrow = kShort && kSs.narrow_first < kBlockN ? kSs.narrow_first : 0;
+  static constexpr bool kOTma = (kCfg.o_tma || kQPrefetch) && !(kShort && kSs.stage_o);
   // Clusters (Sm90Config::cluster): the main non-causal kernel only, in the static order of tile pairs; built for
   // clusters alone where every launch of it clusters (d128: the short kernel runs to 4k keys).
   static constexpr int kCluster = kShort || kCausal ? 1 : kCfg.cluster;
-  static constexpr bool kClusterAlways = kCluster > 1 && sm90_short(D, kCausal).max_sk >= kCfg.cluster_min_sk;
+  static constexpr bool kClusterAlways = kCluster > 1 && kSs.max_sk >= kCfg.cluster_min_sk;
   static_assert(kCluster == 1 || (kCluster == 2 && kBlockN % 16 == 0), "a cluster's K/V halves: multiples of 8 rows");
   // The scheduler slots only in kernels that can launch persistent (the main kernel where it outlives the short one).
   static constexpr bool kDynamic =
-      !kClusterAlways && kCfg.dynamic && (kShort || sm90_short(D, kCausal).max_sk < kCfg.persistent_max_sk);
+      !kClusterAlways && kCfg.dynamic && (kShort || kSs.max_sk < kCfg.persistent_max_sk);
   // Staged O: one 64-row buffer per consumer where shared memory allows, else one that the consumers take in turn.
-  static constexpr bool kOStage = kShort && sm90_short(D, kCausal).stage_o;
+  static constexpr bool kOStage = kShort && kSs.stage_o;
   // Direct O stores kOStoreBytes wide; kOTma and kOStage builds keep 4 for their fallback (O not TMA-addressable).
   static constexpr int kOStoreBytes = kOTma || kOStage ? 4 : kCfg.o_store_bytes;
   // Chained tiles (Q double-buffered, no pingpong): a CTA's next tile issues its first Q·Kᵀ together with this
@@ -387,8 +437,8 @@ struct Sm90Shape {
   // Each consumer skips the blocks its own 64 rows do not need: the causal diagonal's masked-out part where kBlockM >
   // kBlockN (d64: 192 x 128), and all but one block where its rows are past Sq (the last tile of a length that
   // kBlockM does not divide: d64 at 512 and 1k).
-  static constexpr bool kOwnBlocks = kShort && sm90_short(D, kCausal).own_blocks;
-  static constexpr bool kShiftRows = kShort && sm90_short(D, kCausal).shift_rows;  // Sm90Config::shift_rows
+  static constexpr bool kOwnBlocks = kShort && kSs.own_blocks;
+  static constexpr bool kShiftRows = kShort && kSs.shift_rows;  // Sm90Config::shift_rows
   static constexpr int kBaseSmemBytes =
       2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
   static constexpr int kOBufs = !kOStage ? 0 : kBaseSmemBytes + kConsumers * 128 * D <= 227 * 1024 ? kConsumers : 1;
@@ -416,7 +466,7 @@ struct Sm90Shape {
   // Dynamic causal launches: tiles without keys (Sq > Sk) are written by the consumers' up-front pass in the static
   // order and never handed out (sm90_produce skips them).
   static_assert(!kDynamic || !kChain, "dynamic scheduling: no chain");
-  static_assert(!kShort || sm90_short(D, kCausal).max_sk > 0, "a short kernel only where it changes something");
+  static_assert(!kShort || kSs.max_sk > 0, "a short kernel only where it changes something");
   static_assert(!kShiftRows || kOwnBlocks, "shifted rows: the consumers without rows skip their blocks");
 };
 

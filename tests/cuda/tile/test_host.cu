@@ -46,36 +46,49 @@ static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  //
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   // 512: 4 m-blocks a head
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 8) == 0);    // one group: the m-major order
 static_assert(fc::sm90_launch_group(fc::sm90_config(128, false), false, false, 32, 64) == 0);
+constexpr auto kMainK = fc::Sm90Kind::main, kShortK = fc::Sm90Kind::short_seq, kSmallK = fc::Sm90Kind::small;
 // The short kernels: d64 causal shifts its rows (own blocks); d128 non-causal prefetches Q beside staged O with 128-key
 // blocks; d256 runs 64-key blocks to 512 keys with staged O in one buffer the consumers share.
 static_assert(fc::sm90_short(64, true).shift_rows && fc::sm90_short(64, true).own_blocks);
 static_assert(!fc::sm90_short(64, false).shift_rows && !fc::sm90_short(64, false).q_prefetch);
 static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false).stage_o &&
-              fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, true>::kQBufs == 2);
+              fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, kShortK>::kQBufs == 2);
 static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512 &&
-              fc::sm90_short(256, true).stage_o && fc::Sm90Shape<256, true, true>::kOBufs == 1);
+              fc::sm90_short(256, true).stage_o && fc::Sm90Shape<256, true, kShortK>::kOBufs == 1);
 static_assert(fc::sm90_short(256, false).max_sk == 512 && fc::sm90_short(256, false).block_n == 64 &&
-              fc::sm90_short(256, false).stage_o && fc::Sm90Shape<256, false, true>::kOBufs == 1);
+              fc::sm90_short(256, false).stage_o && fc::Sm90Shape<256, false, kShortK>::kOBufs == 1);
+// The small kernels: d64 to 1024 keys, four consumers on 64-key blocks with staged O, own blocks and shifted rows;
+// the short kernels from 1025, the main causal one past 4096.
+static_assert(fc::sm90_kind(64, true, 1024) == kSmallK && fc::sm90_kind(64, false, 1) == kSmallK);
+static_assert(fc::sm90_kind(64, true, 1025) == kShortK && fc::sm90_kind(64, true, 4097) == kMainK);
+static_assert(fc::sm90_kind(64, false, 1025) == kShortK && fc::sm90_kind(128, true, 512) != kSmallK);
+using Small64C = fc::Sm90Shape<64, true, kSmallK>;
+static_assert(Small64C::kBlockM == 256 && Small64C::kBlockN == 64 && Small64C::kOStage && Small64C::kQBufs == 1 &&
+              Small64C::kOwnBlocks && Small64C::kShiftRows && !Small64C::kOTma && Small64C::kNarrow == 0);
+using Small64 = fc::Sm90Shape<64, false, kSmallK>;
+static_assert(Small64::kBlockM == 256 && Small64::kOStage && Small64::kQBufs == 1 && Small64::kOBufs == 4);
 // wgmma descriptors move on within a K-major tile by these byte offsets (tile::desc_add): 8 columns are one 16-byte
 // chunk, 64 columns one swizzled block of R rows x 128 bytes.
 static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(16) == 32 && tl::kmajor_offset<tl::st_bf<64, 128>>(48) == 96);
 static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(64) == 64 * 128);
 static_assert(tl::kmajor_offset<tl::st_bf<80, 256>>(208) == 3 * 80 * 128 + 32);
 // Narrow first blocks: d64's causal short kernel only, in steps of 64 keys (the main kernels lost with them).
-static_assert(fc::Sm90Shape<64, true, true>::kNarrow == 64 && fc::Sm90Shape<64, true, false>::kNarrow == 0);
-static_assert(fc::Sm90Shape<128, true, true>::kNarrow == 0 && fc::Sm90Shape<256, true, true>::kNarrow == 0);
-static_assert(fc::Sm90Shape<64, false, true>::kNarrow == 0);
+static_assert(fc::Sm90Shape<64, true, kShortK>::kNarrow == 64 && fc::Sm90Shape<64, true, kMainK>::kNarrow == 0);
+static_assert(fc::Sm90Shape<128, true, kShortK>::kNarrow == 0 && fc::Sm90Shape<256, true, kShortK>::kNarrow == 0);
+static_assert(fc::Sm90Shape<64, false, kShortK>::kNarrow == 0);
 // Register budgets: setmaxnreg only moves registers within a CTA's pool (kThreads x the entry count), and the CTAs
 // of an SM share its 64K registers.
-template <int D, bool kCausal>
+template <int D, bool kCausal, fc::Sm90Kind kKind = kMainK>
 constexpr bool regs_fit() {
-  using Sh = fc::Sm90Shape<D, kCausal>;
+  using Sh = fc::Sm90Shape<D, kCausal, kKind>;
   return Sh::kProducerRegs * 128 + Sh::kConsumerRegs * 128 * Sh::kConsumers <= Sh::kEntryRegs * Sh::kThreads &&
          Sh::kEntryRegs * Sh::kThreads * Sh::kCtasPerSm <= 65536 && Sh::kConsumerRegs % 8 == 0 &&
          Sh::kConsumerRegs <= 256;
 }
 static_assert(regs_fit<64, false>() && regs_fit<64, true>() && regs_fit<128, false>() && regs_fit<128, true>() &&
-              regs_fit<256, false>() && regs_fit<256, true>());
+              regs_fit<256, false>() && regs_fit<256, true>() && regs_fit<64, false, kSmallK>() &&
+              regs_fit<64, true, kSmallK>());
+static_assert(Small64::kConsumerRegs == 112, "four consumers get 112 registers (pool 96 x 640)");
 static_assert(fc::Sm90Shape<128, false>::kCtasPerSm == 1, "the default configs run one CTA per SM");
 static_assert(fc::Sm90Shape<128, false>::kConsumerRegs == 240 && fc::Sm90Shape<64, false>::kConsumerRegs == 160,
               "two consumers get 240 registers (pool 168 x 384), three 160 (pool 128 x 512)");
