@@ -89,6 +89,21 @@ vary() {
   step "grid A/B $*"
   for rep in $(seq "$reps"); do for v in land $vs; do g "$dir/sm90_check_$v" --bench-only --grid "$@"; done; done
 }
+# ncu_prof NAME CELL: ncu of one sm90_check --cell launch (the fifth, clocks not locked): sections into $OUT/ncu.log,
+# per-instruction source counters into $OUT/NAME.csv.gz (bench/tune/ncu_source_top.py reads them).
+ncu_prof() {
+  local s="--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats"
+  s="$s --section SchedulerStats --section InstructionStats --section LaunchStats --section Occupancy"
+  local n="ncu --clock-control none --launch-skip 4 --launch-count 1"
+  echo "######## $1 ($2)" >> "$OUT/ncu.log"
+  timeout 60 $n $s --kernel-name regex:sm90_fwd "$FT_BUNDLE"/sm90_check --bench-only --cell "$2" >> "$OUT/ncu.log" 2>&1
+  echo "$1 sections exit $?"
+  timeout 60 $n --section SourceCounters --import-source no -f -o "/tmp/$1" --kernel-name regex:sm90_fwd \
+    "$FT_BUNDLE"/sm90_check --bench-only --cell "$2" > /dev/null 2>&1
+  echo "$1 source exit $?"
+  ncu --import "/tmp/$1.ncu-rep" --page source --csv --print-source sass > "/tmp/$1.csv" 2>/dev/null &&
+    gzip -c "/tmp/$1.csv" > "$OUT/$1.csv.gz"
+}
 # land_ab MAIN: the whole grid twice interleaved, MAIN (an sm90_check binary: the kernels landed before) against land
 # (the bundle's sm90_check), then the peers (issue 4's same-call table: bench/tune/parse_grid.py grid.log).
 land_ab() {

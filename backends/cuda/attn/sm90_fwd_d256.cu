@@ -1,6 +1,6 @@
-// sm90 forward instantiations for head dim 256 (bf16/f16; sm90_dispatch picks causal or not and the short-sequence
-// kernel): one file per head dim keeps builds parallel.
-#include "attn/sm90_fwd.cuh"
+// sm90 forward instantiations for head dim 256 (bf16/f16; sm90_dispatch picks causal or not and the kernel kind):
+// one file per head dim keeps builds parallel.
+#include "attn/sm90_run.cuh"
 
 namespace flashtile::cuda {
 template void sm90_dispatch<256, tile::bf16>(const FwdParams&);

@@ -326,11 +326,13 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.persistent_max_sk = FT_SM90_PERSISTENT ? kSm90Always : 0;
 #endif
   // The small kernel at d64 (session 24, bench/results/2026-12-01_h200_session24): four consumers (256-row tiles) on
-  // 64-key blocks in 6 stages with staged O (the Q buffer carries O for three consumers at most). Against the short
-  // kernel, the whole grid three times interleaved (call 4): causal 512/1k +7.9/+7.2%, non-causal 512/1k +5.0/+3.1%.
+  // 64-key blocks with staged O (the Q buffer carries O for three consumers at most). Against the short kernel, the
+  // whole grid three times interleaved (call 4, 6 stages): causal 512/1k +7.9/+7.2%, non-causal 512/1k +5.0/+3.1%.
   // From 2k four consumers lost 2-5% (call 2). 64-key blocks leave the fourth consumer room (S, P and O take 80 of
-  // its 112 registers); with three consumers they lost 9-13% (call 1).
-  if (d == 64) c.small_max_sk = 1024, c.small_consumers = 4, c.small_block_n = 64, c.small_stages = 6;
+  // its 112 registers); with three consumers they lost 9-13% (call 1). 8 stages against 6: non-causal 512 +3.4% in
+  // call 5, level (+0.2..1.1%) in call 6; 8 keeps the ring a power of two, as in every other config (% and / of
+  // the ring position are then an AND and a shift).
+  if (d == 64) c.small_max_sk = 1024, c.small_consumers = 4, c.small_block_n = 64, c.small_stages = 8;
 #ifdef FT_SM90_SMALL  // experiment: "d:causal:consumers:block_n:stages:max_sk" (causal 2: both; max_sk 0: none)
   {
     int v[6] = {0, 0, c.small_consumers, c.small_block_n, c.small_stages, c.small_max_sk};

@@ -1,0 +1,146 @@
+// sm90 forward: the launch layer's host half, one instantiation at a time. sm90_run builds the TMA maps and the
+// launch (persistent or one CTA per tile, clusters, the dynamic scheduler's counter, the tile order); sm90_dispatch
+// picks causality and the kernel kind (sm90_kind). Included by sm90_fwd_d{64,128,256}.cu, one head dim each.
+#pragma once
+
+#include <flashtile/types.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "attn/fwd_params.hpp"
+#include "attn/sm90_fwd.cuh"
+
+namespace flashtile::cuda {
+
+inline constexpr int kSm90MaxDevices = 64;  // devices whose cluster occupancy sm90_run caches (others ask each launch)
+
+inline void sm90_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// Build the TMA maps and launch one instantiation.
+template <int D, typename T, bool kCausal, Sm90Kind kKind>
+void sm90_run(const FwdParams& f) {
+  using Sh = Sm90Shape<D, kCausal, kKind>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  Sm90Params<T> p{};
+  tile::gl4<T> q, k, v;
+  auto map = [](tile::gl4<T>& g, const void* ptr, int b, int s, int h, std::int64_t sb, std::int64_t ss,
+                std::int64_t sh, int rows, const char* name) {
+    const std::string why = tile::make_gl4(g, static_cast<T*>(const_cast<void*>(ptr)), b, s, h, D, sb, ss, sh, rows);
+    if (!why.empty()) throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + name + ": " + why);
+  };
+  map(q, f.q, f.batch, f.seqlen_q, f.heads_q, f.q_sb, f.q_ss, f.q_sh, Sh::kBlockM, "q");
+  // Clustered: each CTA loads its share of a K/V block's rows (multicast into all of the cluster).
+  const int cluster = Sh::kCluster > 1 ? sm90_cluster_launch(D, kCausal, f.seqlen_k) : 1;
+  map(k, f.k, f.batch, f.seqlen_k, f.heads_kv, f.k_sb, f.k_ss, f.k_sh, Sh::kBlockN / cluster, "k");
+  map(v, f.v, f.batch, f.seqlen_k, f.heads_kv, f.v_sb, f.v_ss, f.v_sh, Sh::kBlockN / cluster, "v");
+  p.cluster = cluster;
+  p.q_map = q.map;
+  p.k_map = k.map;
+  p.v_map = v.map;
+  if constexpr (Sh::kOTma || Sh::kOStage) {  // O through TMA where it can address O (else direct stores)
+    tile::gl4<T> o;
+    p.o_tma = tile::make_gl4(o, static_cast<T*>(f.o), f.batch, f.seqlen_q, f.heads_q, D, f.o_sb, f.o_ss, f.o_sh, 64)
+                  .empty();
+    if (p.o_tma) p.o_map = o.map;
+  }
+  p.o = static_cast<T*>(f.o);
+  p.lse = f.lse;
+  p.o_sb = f.o_sb, p.o_ss = f.o_ss, p.o_sh = f.o_sh;
+  p.q = static_cast<const T*>(f.q), p.k = static_cast<const T*>(f.k);
+  p.q_sb = f.q_sb, p.q_ss = f.q_ss, p.q_sh = f.q_sh, p.k_sb = f.k_sb, p.k_ss = f.k_ss, p.k_sh = f.k_sh;
+  p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
+  p.scale_log2 = f.scale_log2;
+  p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
+  // Clustered: a head's m-blocks rounded up to whole clusters, so the CTAs of a cluster (adjacent tiles in the static
+  // order) share one head's K/V; a tile past Sq runs on zero-filled Q and stores nothing.
+  p.m_blocks = (p.m_blocks + cluster - 1) / cluster * cluster;
+  p.batch_heads = f.batch * f.heads_q;
+  p.tiles = p.m_blocks * p.batch_heads;
+  p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / 64 * 64 : 0;
+
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind>;
+  sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
+             "cudaFuncSetAttribute");
+  // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
+  // tile (ctas 0).
+  int per_sm = 1;
+  if constexpr (Sh::kCtasPerSm > 1) {  // two CTAs per SM only where they are resident together (carveout, barriers)
+    sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
+    sm90_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Sh::kThreads, Sh::kSmemBytes),
+               "occupancy");
+    per_sm = std::clamp(per_sm, 1, Sh::kCtasPerSm);
+  }
+  int ctas = f.seqlen_k <= Sh::kCfg.persistent_max_sk ? f.num_sms * per_sm : 0;
+  if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute cluster_attr{};
+  if (cluster > 1) {  // as many whole clusters as fit at once (GPCs need not split evenly)
+    cluster_attr.id = cudaLaunchAttributeClusterDimension;
+    cluster_attr.val.clusterDim.x = cluster, cluster_attr.val.clusterDim.y = cluster_attr.val.clusterDim.z = 1;
+    cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
+    cfg.blockDim = dim3(Sh::kThreads), cfg.dynamicSmemBytes = Sh::kSmemBytes;
+    cfg.gridDim = dim3(p.tiles);
+    if (ctas > 0) {  // the answer depends on the device and this instantiation alone: asked once per device
+      static std::atomic<int> known[kSm90MaxDevices] = {};
+      int dev = 0, clusters = 0;
+      sm90_check(cudaGetDevice(&dev), "current device");
+      if (dev < kSm90MaxDevices) clusters = known[dev].load(std::memory_order_relaxed);
+      if (clusters == 0) {
+        sm90_check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg), "cluster occupancy");
+        if (dev < kSm90MaxDevices) known[dev].store(clusters, std::memory_order_relaxed);
+      }
+      ctas = std::max(std::min(ctas / cluster, clusters), 1) * cluster;
+    }
+  }
+  const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;  // clustered: tiles and ctas are whole clusters
+  // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
+  // never share one). One CTA per tile (a test hook here) keeps the static order.
+  const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
+  const long long kv_bytes = 2ll * f.seqlen_k * D * sizeof(T);
+  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
+  if (sm90_head_group_override != 0) group = std::max(sm90_head_group_override, 0);
+  p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
+  auto div = [](int d) { return tile::fastdiv(static_cast<std::uint32_t>(std::max(d, 1))); };
+  p.div_bh = div(p.batch_heads), p.div_m = div(p.m_blocks), p.div_heads = div(p.heads_q);
+  p.div_group = div(p.head_group), p.div_per = div(p.head_group * p.m_blocks);
+  if (grid == 0) return;
+  const auto stream = static_cast<cudaStream_t>(f.stream);
+  if (dynamic) {
+    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
+    sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");
+  }
+  if (cluster > 1) {
+    cfg.gridDim = dim3(grid), cfg.stream = stream;
+    sm90_check(cudaLaunchKernelEx(&cfg, kernel, p), "kernel launch");
+  } else {
+    kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, stream>>>(p);
+  }
+  sm90_check(cudaGetLastError(), "kernel launch");
+  if (dynamic) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
+}
+
+// The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
+// sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so. Only the kernels
+// the config can pick are instantiated.
+template <int D, typename T, bool kCausal>
+void sm90_run_short(const FwdParams& f) {
+  constexpr int kSmall = sm90_short(D, kCausal, Sm90Kind::small).max_sk, kMax = sm90_short(D, kCausal).max_sk;
+  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k);
+  if constexpr (kSmall > 0)
+    if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small>(f);
+  if constexpr (kMax > kSmall)
+    if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq>(f);
+  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main>(f);
+}
+template <int D, typename T>
+void sm90_dispatch(const FwdParams& f) {
+  if (f.causal) sm90_run_short<D, T, true>(f);
+  else sm90_run_short<D, T, false>(f);
+}
+
+}  // namespace flashtile::cuda
