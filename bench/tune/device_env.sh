@@ -141,6 +141,15 @@ sm90_checks() {
   san 150 memcheck "$FT_BUNDLE"/sm90_check --tiny --no-bench
   grep -E "^==|^exit|passed|FAIL|test cases|hazard|ERROR SUMMARY" "$OUT/checks.log"
 }
+# library_checks: smoke, sm90_checks, cuda_sm80_check and conformance on both CUDA paths, of $FT_BUNDLE (a landing's
+# checks; the smoke ends the call if --tiny fails).
+library_checks() {
+  smoke "$FT_BUNDLE"/sm90_check
+  sm90_checks
+  ck "$FT_BUNDLE"/cuda_sm80_check
+  grep -E "^==|passed|FAIL|^exit" "$OUT/checks.log" | tail -4
+  conformance cuda
+}
 ck() {
   echo "== $*" >> "$OUT/checks.log"
   timeout 150 "$@" 2>&1 | grep -v "^ok " | tail -12 >> "$OUT/checks.log"

@@ -8,11 +8,7 @@
 set -u
 FT_LOG=main.log
 . "$(dirname "$0")/device_env.sh"
-smoke "$FT_BUNDLE"/sm90_check
-sm90_checks
-ck "$FT_BUNDLE"/cuda_sm80_check
-grep -E "^==|passed|FAIL|^exit" "$OUT/checks.log" | tail -4
-conformance cuda
+library_checks
 step "mutation"
 timeout 150 .bundle-s23/sm90_check_mut --no-bench > "$OUT/mut.log" 2>&1; echo "mut exit $?"
 grep -E "^FAIL|passed" "$OUT/mut.log" | tail -20

@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# Session 25's first call (~220 s; build: bash bench/tune/session25_build.sh on main; carry .bundle .bundle-s25 .gl).
-# S in column halves (branch wip/s24-split-s, never run): its --tiny and full sm90_check (the jump and step cases
-# drive the retry after a split step), memcheck --tiny, then the whole grid three times interleaved against land.
-# Session 24's ncu of the small kernel had each block's first Q·Kᵀ HGMMA and the wait for S leading the stall
-# samples; at d64 non-causal 4k (session 23) the MUFU and the tensor cores were each about 60% busy.
-# Files: main.log checks.log grid.log
+# Session 25's first call (~150 s; build: cmake --build build -j2 && bash bench/make_bundle.sh build .bundle on main;
+# carry .bundle .gl). sm90_check's ten cases added after session 24's last device call (spikes, a jump past 2^128 and
+# three steps through d64's small kernel, 1000 keys) have never run: the library's checks first, before any timing.
+# Files: main.log checks.log conformance.log
 set -u
-FT_LOG=main.log FT_GRID_TIMEOUT=100
+FT_LOG=main.log
 . "$(dirname "$0")/device_env.sh"
-smoke_some .bundle-s25 split
-for v in $vs; do san 150 memcheck .bundle-s25/sm90_check_$v --tiny --no-bench; done
-vary .bundle-s25 3
+library_checks
 step done

@@ -381,6 +381,15 @@ int main(int argc, char** argv) {
       for (int D : {64, 128, 256})
         for (float x : {40.0f, 100.0f, 127.0f})
           cases.push_back({1, 300, 1500, 2, 1, D, D != 256, D == 128, 0, 0, 0, false, 0, x});
+    // Spikes, a jump past 2^128 and the three steps through d64's small kernel too (to 1024 keys: four consumers on
+    // 64-key blocks; the cases above have 1500 keys, its short kernel).
+    if (!tiny)
+      for (bool causal : {false, true}) {
+        cases.push_back({2, 300, 1000, 4, 2, 64, true, causal, 0, 0, 97});
+        cases.push_back({2, 300, 1000, 4, 2, 64, !causal, causal, 0, 0, 0, false, 150});
+        for (float x : {40.0f, 100.0f, 127.0f})
+          cases.push_back({1, 300, 1000, 2, 1, 64, true, causal, 0, 0, 0, false, 0, x});
+      }
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);
