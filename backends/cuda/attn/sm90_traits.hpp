@@ -247,6 +247,12 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
   c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
+#ifdef FT_SM90_PERS64C  // experiment: d64 causal launches persistent (the main kernel with the scheduler) to this
+  if (d == 64 && causal) c.persistent_max_sk = FT_SM90_PERS64C;
+#endif
+#ifdef FT_SM90_SHORT64C  // experiment: d64 causal's short kernel, persistent, to this many keys
+  if (d == 64 && causal) c.short_max_sk = c.persistent_max_sk = FT_SM90_SHORT64C;
+#endif
   // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
   // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
   // d256 non-causal 512 with N = 64 and staged O in one buffer that the consumers take in turn (session 18 call 1,
