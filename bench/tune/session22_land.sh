@@ -10,11 +10,7 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
-smoke "$FT_BUNDLE"/sm90_check
-sm90_checks
-ck "$FT_BUNDLE"/cuda_sm80_check
-grep -A3 "cuda_sm80_check" "$OUT/checks.log" | grep -E "passed|FAIL|exit"
-conformance cuda
+library_checks
 land_ab .bundle-main/sm90_check_main
 step "sustained probe"
 FLASHTILE_LIBRARY=$PWD/.bundle/libflashtile.so timeout 60 python3 bench/tune/sustained_probe.py --n 100 \

@@ -11,11 +11,7 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
-smoke "$FT_BUNDLE"/sm90_check
-sm90_checks
-ck "$FT_BUNDLE"/cuda_sm80_check
-grep -E "^==|passed|FAIL|^exit" "$OUT/checks.log" | tail -6
-conformance cuda
+library_checks
 cp "$FT_BUNDLE"/sm90_check .bundle-s23/sm90_check_land
 ab .bundle-s23 main land sum64
 FT_PEERS_TIMEOUT=100 peers_grid

@@ -189,7 +189,7 @@ __device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_
 }
 
 // kLazy 3's repair after P overflowed (a block far past a row's reference, S gone): the warp's 16 rows of
-// S = Q·Kᵀ for keys key0.. again, by mma.sync from global memory, 16 keys at a time. Not wgmma: ptxas serializes
+// S = Q·Kᵀ for keys key0.. again, by mma.sync from global memory, 8 keys at a time. Not wgmma: ptxas serializes
 // every wgmma of a kernel where only some paths issue one. Rows of tile u outside [0, Sq) (shifted rows) give zeros.
 template <int D, typename T, int NW>
 __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Params<T>& p, const Sm90Tile& u,

@@ -379,7 +379,7 @@ struct Sm90Short {
 };
 constexpr Sm90Short sm90_short(int d, bool causal, Sm90Kind kind = Sm90Kind::short_seq) {
   const bool small = kind == Sm90Kind::small;
-  const Sm90Config c = sm90_kernel_config(d, causal, small ? kind : Sm90Kind::main);
+  const Sm90Config c = sm90_kernel_config(d, causal, kind);
   if (small && c.small_max_sk == 0) return {};
   const bool own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
   // Q prefetch: O leaves through its staged buffers, else through the Q buffer (TMA, one named barrier a consumer: at
