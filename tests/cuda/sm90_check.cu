@@ -303,15 +303,18 @@ int main(int argc, char** argv) {
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
     // Both sides of the short and small kernels' length limits (sm90_kind: d128 non-causal short to 4096 keys, staged
-    // O, Q prefetch, 128-key blocks; d64 causal small to 1024 (256-row tiles, staged O), short to 4096 persistent (the
-    // dynamic scheduler), own blocks, Q prefetch and shifted rows: 1025 and 4097 start 64 rows before row 0, 4096
-    // 128), GQA 2:1.
+    // O, Q prefetch, 128-key blocks; d64 causal small to 1024 (256-row tiles, staged O), short from 1025 at every
+    // length, persistent (the dynamic scheduler), own blocks, Q prefetch and shifted rows: 1025 and 4097 start 64 rows
+    // before row 0, 4096 128), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4096, 4096, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4097, 4097, 4, 2, 64, false, true, 0});
+    // d64 causal past 4096 keys (the short kernel persistent, head groups of the scheduler) with Sq > Sk: tiles
+    // without keys, written up front and never handed out, and shifted rows.
+    if (!tiny) cases.push_back({1, 5000, 4200, 4, 2, 64, true, true, 0});
     // d64's small kernel (four consumers, 64-key blocks, staged O) to 1024 keys, the short one from 1025: non-causal.
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, false, false, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, false, 0});
@@ -339,9 +342,14 @@ int main(int argc, char** argv) {
     cases.push_back({1, 130, 4100, 2, 1, 256, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4200, 2, 1, 256, true, false, 0});
     if (!tiny) cases.push_back({2, 200, 5000, 4, 2, 256, false, false, 0});
-    // d256 causal to 512 keys (the short kernel's 64-key blocks), both sides.
+    // d256 causal: the short kernel (64-key blocks, staged O) persistent to 4096 keys, in the static order to 512 and
+    // from the scheduler past it; the main kernel from 4097. Both sides of each limit; Sq > Sk under the scheduler
+    // (tiles without keys).
     if (!tiny) cases.push_back({2, 512, 512, 4, 2, 256, true, true, 0});
     if (!tiny) cases.push_back({2, 513, 513, 4, 2, 256, false, true, 0});
+    if (!tiny) cases.push_back({1, 1500, 1100, 4, 2, 256, true, true, 0});
+    if (!tiny) cases.push_back({1, 4096, 4096, 2, 1, 256, true, true, 0});
+    if (!tiny) cases.push_back({1, 4097, 4097, 2, 1, 256, false, true, 0});
     for (int D : {64, 128, 256}) cases.push_back({5, 100, 256, 28, 4, D, true, true, 0});
     // O not TMA-addressable (seq stride 2 elements off 16 bytes): the kernels that stage O or store it by TMA fall back
     // to direct stores.
@@ -416,7 +424,9 @@ int main(int argc, char** argv) {
           for (int ctas : {g_sms, -1}) {
             if (grid_d != 0 && D != grid_d) continue;
             flashtile::cuda::sm90_ctas_override = ctas;
-            const bool persistent = S <= flashtile::cuda::sm90_config(D, causal).persistent_max_sk;
+            FwdParams q{};  // the launch layer's answer: variant builds change it through their flags
+            q.head_dim = D, q.causal = causal, q.seqlen_k = S;
+            const bool persistent = flashtile::cuda::sm90_fwd_persistent(q);
             bench(D, S, 2048 / D, causal, 16384 / S, ctas > 0 ? "_persist" : "_pertile", (ctas > 0) == persistent);
           }
   } else if (!no_bench) {

@@ -41,5 +41,7 @@ void sm90_fwd_launch(const FwdParams& p);
 // The kernel variant name for Result::kernel, e.g. "sm90_fwd<d128,bf16,causal>".
 std::string sm80_fwd_name(const FwdParams& p);
 std::string sm90_fwd_name(const FwdParams& p);
+// Whether the sm90 launch is persistent (one CTA a SM looping over tiles); benches label the launch they time.
+bool sm90_fwd_persistent(const FwdParams& p);
 
 }  // namespace flashtile::cuda

@@ -8,7 +8,7 @@
 // (likely: the hardware's block order keeps the m-blocks of one head together, sharing K/V in L2, where the persistent
 // longest-first order spreads them over heads; and it balances the uneven tiles dynamically) (Run 3 in
 // bench/results/2026-11-29_h200_sm90_tuning/README.md). Session 19 found the static order's imbalance behind it: causal
-// persistent launches at d64/d128 now take tiles from a counter (Sm90Config::dynamic) in head groups that share L2.
+// persistent launches now take tiles from a counter (Sm90Config::dynamic) in head groups that share L2.
 // schedule: 1 = S(n) and P(n-1)·V(n-1) in flight together, softmax(n) overlapping the P·V wgmma; 2 = 1 plus pingpong
 // (two consumers take turns issuing wgmmas). One block at a time (S, softmax, P·V in sequence) lost to schedule 1 in
 // every cell of the first session's runs and was removed.
@@ -167,7 +167,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   //   persistent runs, so it stops at 4k);
   // - d64 causal, one group of all pairs (call 2's persistent runs): 2k/4k 406/425 vs 372/421 one CTA per tile, 8k
   //   396 vs 448.
-  if (causal) c.persistent_max_sk = d == 64 ? 4096 : d == 128 ? 4096 : 512;
+  // Session 25 (bench/results/2026-12-01_h200_session25): d64 causal at every length (its short kernel, below); d256
+  // causal to 4k, its short kernel under the scheduler (below).
+  if (causal) c.persistent_max_sk = d == 64 ? kSm90Always : 4096;
   if (causal && d >= 128) c.persistent_group = 4;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.
@@ -176,8 +178,12 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // (dynamic -9.7/-4.3%: there the static order gives each CTA one tile of each length, groups of 4 pairs x 4 m-blocks
   // against a grid of 132); from 2k the static order gave a CTA the same lengths every round (d128 4k: 400 against 517
   // TFLOP/s one CTA per tile in call 2).
-  c.dynamic = !causal || d <= 128;
-  if (causal && d == 128) c.static_max_sk = 1024;
+  // Session 25 call 3 (three runs interleaved): the scheduler from 513 keys at d128 causal, 1k +7.0% (456-463 vs
+  // 428-433 TFLOP/s); d256 causal's short kernel persistent under it to 4k (p256d) 1k/2k/4k +13.8/+12.7/+8.8% against
+  // the static order at 1k (short kernel) and one CTA per tile at 2k/4k (main kernel). At 512 both keep the static
+  // order (d256 under the scheduler there: -5.7%, call 2).
+  c.dynamic = true;
+  if (causal && d >= 128) c.static_max_sk = 512;
   // Their head groups (sm90_launch_group): about 32 MB of K/V a group from 8 m-blocks a head, so a group's K/V stays in
   // L2 while the CTAs work through it (calls 2 and 5, persistent runs with run-time group sizes, TFLOP/s):
   //   d64 2k: 16 / 32 / 64 / all 256 pairs 396 / 404 / 411 / 398-406; 4k: 32 / 64 / all 128 pairs 444-450 / 406-429 /
@@ -246,13 +252,12 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
-  c.short_max_sk = d == 64 ? (causal ? 4096 : kSm90Always) : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
-#ifdef FT_SM90_PERS64C  // experiment: d64 causal launches persistent (the main kernel with the scheduler) to this
-  if (d == 64 && causal) c.persistent_max_sk = FT_SM90_PERS64C;
-#endif
-#ifdef FT_SM90_SHORT64C  // experiment: d64 causal's short kernel, persistent, to this many keys
-  if (d == 64 && causal) c.short_max_sk = c.persistent_max_sk = FT_SM90_SHORT64C;
-#endif
+  c.short_max_sk = d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
+  // d64 causal at every length (session 25 call 1, bench/results/2026-12-01_h200_session25; d64's grid three times
+  // interleaved): the short kernel persistent to 16k against the main kernel one CTA per tile: 8k 516-523 vs 488-489
+  // TFLOP/s (+6.6%), 16k 533-538 vs 520-525 (+2.6%); the main kernel persistent 481-507 and 510-532. d64 has no main
+  // kernel since.
+  if (d == 64) c.short_max_sk = kSm90Always;
   // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
   // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
   // d256 non-causal 512 with N = 64 and staged O in one buffer that the consumers take in turn (session 18 call 1,
@@ -260,7 +265,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // -4..8%. Its Q buffer no longer holds O, so the next tile's Q loads during this one's last P·V and epilogue (session
   // 17's ncu: Q waited for the previous O store).
   // Causal 512 with staged O as well (call 2, three runs interleaved): +2.4% (326 vs 318 TFLOP/s).
-  if (d == 256) c.stage_o = true, c.short_block_n = 64, c.short_max_sk = 512;
+  // d256 causal to 4k: the persistent launch, as at d128 (session 25 call 3: 1k-4k above; 8k/16k untimed then).
+  if (d == 256) c.stage_o = true, c.short_block_n = 64, c.short_max_sk = causal ? c.persistent_max_sk : 512;
 #ifdef FT_SM90_CSTAGE  // experiment: the causal short kernel of this head dim with staged O (d64/d128: level, call 2)
   if (causal && d == FT_SM90_CSTAGE) c.stage_o = true;
 #endif
@@ -331,6 +337,14 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_PERSISTENT
   c.persistent_max_sk = FT_SM90_PERSISTENT ? kSm90Always : 0;
 #endif
+#ifdef FT_SM90_LIMITS  // experiment: "d:causal:short_max_sk:persistent_max_sk:dynamic:static_max_sk" for one config
+  {
+    int v[6] = {0, 0, c.short_max_sk, c.persistent_max_sk, int(c.dynamic), c.static_max_sk};
+    sm90_parse_ints(FT_SM90_LIMITS, v, 6);
+    if (d == v[0] && v[1] == int(causal))
+      c.short_max_sk = v[2], c.persistent_max_sk = v[3], c.dynamic = v[4] != 0, c.static_max_sk = v[5];
+  }
+#endif
   // The small kernel at d64 (session 24, bench/results/2026-12-01_h200_session24): four consumers (256-row tiles) on
   // 64-key blocks with staged O (the Q buffer carries O for three consumers at most). Against the short kernel, the
   // whole grid three times interleaved (call 4, 6 stages): causal 512/1k +7.9/+7.2%, non-causal 512/1k +5.0/+3.1%.
@@ -348,6 +362,11 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   }
 #endif
   return c;
+}
+
+// Whether a call launches persistent (one CTA a SM looping over tiles) rather than one CTA per tile.
+constexpr bool sm90_persistent_launch(int d, bool causal, int seqlen_k) {
+  return seqlen_k <= sm90_config(d, causal).persistent_max_sk;
 }
 
 // The config as kernel `kind` runs it: the small kernel with its own shape, and O staged where more than three

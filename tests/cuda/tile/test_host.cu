@@ -31,7 +31,9 @@ static_assert(kCausal128.head_group == 8 && kCausal128.persistent_group == 4);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 512) == 4);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 3) == 3);  // fewer pairs than a group: one group
 static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512) == 512);
-static_assert(fc::sm90_config(256, true).persistent_max_sk == 512 && fc::sm90_config(256, true).persistent_group == 4);
+static_assert(fc::sm90_config(256, true).persistent_max_sk == 4096 && fc::sm90_config(256, true).persistent_group == 4);
+// Causal persistent launches at d128/d256 keep the static order to 512 keys, the scheduler past it.
+static_assert(fc::sm90_config(256, true).static_max_sk == 512 && fc::sm90_config(256, true).dynamic);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 32, 64) == 8);
 // Dynamic persistent launches: groups of about 32 MB of K/V from 8 m-blocks a head (d128 2k: 32 pairs of 1 MB, 4k:
 // 16 of 2 MB; never more than there are), else the static rule (d64 at 1k, 6 m-blocks: one group of all pairs).
@@ -40,7 +42,7 @@ static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 64, true, 2 << 2
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 8, true, 2 << 20) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 64, 16, true, 64 << 20) == 1);
 static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512, true, 256 << 10) == 512);
-static_assert(kCausal128.persistent_max_sk == 4096 && kCausal128.static_max_sk == 1024);
+static_assert(kCausal128.persistent_max_sk == 4096 && kCausal128.static_max_sk == 512);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 16) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  // 16k at d128: mixed
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   // 512: 4 m-blocks a head
@@ -48,19 +50,21 @@ static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 8) == 0);    //
 static_assert(fc::sm90_launch_group(fc::sm90_config(128, false), false, false, 32, 64) == 0);
 constexpr auto kMainK = fc::Sm90Kind::main, kShortK = fc::Sm90Kind::short_seq, kSmallK = fc::Sm90Kind::small;
 // The short kernels: d64 causal shifts its rows (own blocks); d128 non-causal prefetches Q beside staged O with 128-key
-// blocks; d256 runs 64-key blocks to 512 keys with staged O in one buffer the consumers share.
+// blocks; d256 runs 64-key blocks (causal to 4096 keys, persistent; non-causal to 512) with staged O in one buffer
+// the consumers share.
 static_assert(fc::sm90_short(64, true).shift_rows && fc::sm90_short(64, true).own_blocks);
 static_assert(!fc::sm90_short(64, false).shift_rows && !fc::sm90_short(64, false).q_prefetch);
 static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false).stage_o &&
               fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, kShortK>::kQBufs == 2);
-static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 512 &&
+static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 4096 &&
               fc::sm90_short(256, true).stage_o && fc::Sm90Shape<256, true, kShortK>::kOBufs == 1);
 static_assert(fc::sm90_short(256, false).max_sk == 512 && fc::sm90_short(256, false).block_n == 64 &&
               fc::sm90_short(256, false).stage_o && fc::Sm90Shape<256, false, kShortK>::kOBufs == 1);
 // The small kernels: d64 to 1024 keys, four consumers on 64-key blocks with staged O, own blocks and shifted rows;
-// the short kernels from 1025, the main causal one past 4096.
+// the short kernels from 1025 at every length (d64 has no main kernel), persistent.
 static_assert(fc::sm90_kind(64, true, 1024) == kSmallK && fc::sm90_kind(64, false, 1) == kSmallK);
-static_assert(fc::sm90_kind(64, true, 1025) == kShortK && fc::sm90_kind(64, true, 4097) == kMainK);
+static_assert(fc::sm90_kind(64, true, 1025) == kShortK && fc::sm90_kind(64, true, 1 << 20) == kShortK);
+static_assert(fc::sm90_kind(64, false, 1 << 20) == kShortK && fc::sm90_persistent_launch(64, true, 1 << 20));
 static_assert(fc::sm90_kind(64, false, 1025) == kShortK && fc::sm90_kind(128, true, 512) != kSmallK);
 using Small64C = fc::Sm90Shape<64, true, kSmallK>;
 static_assert(Small64C::kBlockM == 256 && Small64C::kBlockN == 64 && Small64C::kOStage && Small64C::kQBufs == 1 &&
