@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran at a021e1c, session 25 call 1; FT_SM90_PERS64C and FT_SM90_SHORT64C were removed after it: build that commit.)
 # Builds session 25's first call (bench/tune/session25_first.sh) from main (~5 min on 2 cores; needs a configured
 # build/: bash scripts/setup.sh build):
 #   .bundle: main's library (d64's small kernel, session 24), whose sm90_check has ten cases never run;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Ran at a021e1c, session 25 call 1; FT_SM90_PERS64C and FT_SM90_SHORT64C were removed after it: build that commit.)
 # Session 25's first call (~300 s; build: bash bench/tune/session25_build.sh on main; carry .bundle .bundle-s25 .gl).
 # sm90_check's ten cases added after session 24's last device call (spikes, a jump past 2^128 and three steps
 # through d64's small kernel, 1000 keys) have never run: the library's checks first. Then d64's grid three times
