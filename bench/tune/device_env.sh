@@ -78,6 +78,8 @@ smoke_some() {
     r=${PIPESTATUS[0]}; echo "smoke: $v $r"; [ "$r" = 0 ] && vs="$vs $v"
   done
 }
+# in_vs NAME: whether NAME is land or a variant that passed smoke_some (in $vs).
+in_vs() { [ "$1" = land ] && return 0; case " $vs " in *" $1 "*) return 0;; esac; return 1; }
 # vary DIR REPS ARGS...: full sm90_check of each of smoke_some's $vs, then REPS rounds of the grid (sm90_check
 # --bench-only --grid ARGS) of land (the bundle's sm90_check, copied to DIR) and each of them, interleaved.
 vary() {

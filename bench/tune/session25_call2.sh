@@ -18,11 +18,10 @@ smoke "$FT_BUNDLE"/sm90_check
 sm90_checks
 smoke_some .bundle-s25 selfreset nqpf s256c p256c m256c
 cp "$FT_BUNDLE"/sm90_check .bundle-s25/sm90_check_land
-has() { case " $vs " in *" $1 "*) return 0;; esac; return 1; }
 step "grids"
 for rep in 1 2 3; do
-  for v in land selfreset nqpf; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 64; done
-  for v in land selfreset; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 128; done
-  for v in land selfreset s256c p256c m256c; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 256; done
+  for v in land selfreset nqpf; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 64; done
+  for v in land selfreset; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 128; done
+  for v in land selfreset s256c p256c m256c; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 256; done
 done
 step done

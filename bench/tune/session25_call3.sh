@@ -15,10 +15,9 @@ smoke_some .bundle-s25 p256a p256b p256d c128n64 d128c
 for v in $vs; do ck .bundle-s25/sm90_check_$v --no-bench; done
 grep -E "^==|passed|FAIL|^exit" "$OUT/checks.log"
 cp "$FT_BUNDLE"/sm90_check .bundle-s25/sm90_check_land
-has() { case " $vs " in *" $1 "*) return 0;; esac; return 1; }
 step "grids"
 for rep in 1 2 3; do
-  for v in land p256a p256b p256d; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 256; done
-  for v in land c128n64 d128c; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 128; done
+  for v in land p256a p256b p256d; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 256; done
+  for v in land c128n64 d128c; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 128; done
 done
 step done

@@ -13,10 +13,9 @@ smoke "$FT_BUNDLE"/sm90_check
 sm90_checks
 smoke_some .bundle-s25 p256e d128e
 cp "$FT_BUNDLE"/sm90_check .bundle-s25/sm90_check_land
-has() { case " $vs " in *" $1 "*) return 0;; esac; return 1; }
 step "grids"
 for rep in 1 2 3; do
-  for v in land p256e; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 256; done
-  for v in land d128e; do has "$v" || [ "$v" = land ] && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 128; done
+  for v in land p256e; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 256; done
+  for v in land d128e; do in_vs "$v" && g .bundle-s25/sm90_check_$v --bench-only --grid --grid-d 128; done
 done
 step done

@@ -70,7 +70,9 @@ std::string sm90_fwd_name(const FwdParams& p) {
 }
 
 // Here rather than in the harness: tuning builds (tests/cuda/build_variants.sh) compile this file with their flags.
-bool sm90_fwd_persistent(const FwdParams& p) { return sm90_persistent_launch(p.head_dim, p.causal, p.seqlen_k); }
+bool sm90_fwd_persistent(const FwdParams& p) {
+  return sm90_persistent_launch(sm90_config(p.head_dim, p.causal), p.seqlen_k);
+}
 
 namespace {
 template <int D>

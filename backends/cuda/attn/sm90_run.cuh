@@ -75,7 +75,7 @@ void sm90_run(const FwdParams& f) {
                "occupancy");
     per_sm = std::clamp(per_sm, 1, Sh::kCtasPerSm);
   }
-  int ctas = sm90_persistent_launch(D, kCausal, f.seqlen_k) ? f.num_sms * per_sm : 0;
+  int ctas = sm90_persistent_launch(Sh::kCfg, f.seqlen_k) ? f.num_sms * per_sm : 0;
   if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster_attr{};

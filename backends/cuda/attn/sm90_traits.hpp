@@ -252,12 +252,11 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
-  c.short_max_sk = d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
   // d64 causal at every length (session 25 call 1, bench/results/2026-12-01_h200_session25; d64's grid three times
   // interleaved): the short kernel persistent to 16k against the main kernel one CTA per tile: 8k 516-523 vs 488-489
   // TFLOP/s (+6.6%), 16k 533-538 vs 520-525 (+2.6%); the main kernel persistent 481-507 and 510-532. d64 has no main
   // kernel since.
-  if (d == 64) c.short_max_sk = kSm90Always;
+  c.short_max_sk = d == 64 ? kSm90Always : d == 128 ? (causal ? c.persistent_max_sk : 4096) : 0;
   // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
   // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
   // d256 non-causal 512 with N = 64 and staged O in one buffer that the consumers take in turn (session 18 call 1,
@@ -364,10 +363,8 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   return c;
 }
 
-// Whether a call launches persistent (one CTA a SM looping over tiles) rather than one CTA per tile.
-constexpr bool sm90_persistent_launch(int d, bool causal, int seqlen_k) {
-  return seqlen_k <= sm90_config(d, causal).persistent_max_sk;
-}
+// Whether a call with config c launches persistent (one CTA a SM looping over tiles) rather than one CTA per tile.
+constexpr bool sm90_persistent_launch(const Sm90Config& c, int seqlen_k) { return seqlen_k <= c.persistent_max_sk; }
 
 // The config as kernel `kind` runs it: the small kernel with its own shape, and O staged where more than three
 // consumers leave the Q buffer's TMA store no named barrier.

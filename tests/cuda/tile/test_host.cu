@@ -64,7 +64,7 @@ static_assert(fc::sm90_short(256, false).max_sk == 512 && fc::sm90_short(256, fa
 // the short kernels from 1025 at every length (d64 has no main kernel), persistent.
 static_assert(fc::sm90_kind(64, true, 1024) == kSmallK && fc::sm90_kind(64, false, 1) == kSmallK);
 static_assert(fc::sm90_kind(64, true, 1025) == kShortK && fc::sm90_kind(64, true, 1 << 20) == kShortK);
-static_assert(fc::sm90_kind(64, false, 1 << 20) == kShortK && fc::sm90_persistent_launch(64, true, 1 << 20));
+static_assert(fc::sm90_kind(64, false, 1 << 20) == kShortK && fc::sm90_persistent_launch(fc::sm90_config(64, true), 1 << 20));
 static_assert(fc::sm90_kind(64, false, 1025) == kShortK && fc::sm90_kind(128, true, 512) != kSmallK);
 using Small64C = fc::Sm90Shape<64, true, kSmallK>;
 static_assert(Small64C::kBlockM == 256 && Small64C::kBlockN == 64 && Small64C::kOStage && Small64C::kQBufs == 1 &&
