@@ -326,11 +326,16 @@ int main(int argc, char** argv) {
     // d128 causal to 1024 keys (persistent, Q prefetch, head groups of 4 pairs: 24 pairs here, 8 m-blocks), both sides.
     if (!tiny) cases.push_back({3, 1024, 1024, 8, 2, 128, true, true, 0});
     if (!tiny) cases.push_back({3, 1025, 1025, 8, 2, 128, false, true, 0});
-    // d128 causal past 1024 keys: persistent with the dynamic scheduler (to 4096), tiles without keys where Sq > Sk
+    // d128 causal past 1024 keys: persistent with the dynamic scheduler (to 8192), tiles without keys where Sq > Sk
     // (the consumers write them up front; the scheduler never hands them out). In --tiny too: racecheck.
     cases.push_back({1, 1100, 1030, 2, 1, 128, true, true, 0});
     if (!tiny) cases.push_back({1, 3000, 1500, 4, 2, 128, false, true, 0});
     if (!tiny) cases.push_back({2, 4096, 4096, 4, 2, 128, true, true, 0});
+    // d128 causal's short kernel persistent to 8192 keys (the main kernel one CTA per tile from 8193), both sides, and
+    // Sq > Sk past 4096 under the scheduler.
+    if (!tiny) cases.push_back({1, 8192, 8192, 2, 1, 128, true, true, 0});
+    if (!tiny) cases.push_back({1, 8193, 8193, 2, 1, 128, false, true, 0});
+    if (!tiny) cases.push_back({1, 7000, 5000, 2, 2, 128, true, true, 0});
     // d128 non-causal past 4096 keys: the main kernel in clusters of two (K/V halves multicast into both CTAs; a
     // head's m-blocks rounded up to pairs, the extra tile past Sq stores nothing): 1, 2, 5 and 8 m-blocks, GQA 4:1,
     // more tiles than SMs (CTAs loop over pairs). In --tiny too: racecheck.

@@ -169,7 +169,10 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   //   396 vs 448.
   // Session 25 (bench/results/2026-12-01_h200_session25): d64 causal at every length (its short kernel, below); d256
   // causal to 4k, its short kernel under the scheduler (below).
-  if (causal) c.persistent_max_sk = d == 64 ? kSm90Always : 4096;
+  // Session 26 (bench/results/2026-12-01_h200_session26, call 1; d128's grid three times interleaved): d128 causal's
+  // short kernel persistent to 8k, 8k +5.9% (627 vs 593 TFLOP/s) against the main kernel one CTA per tile; 16k stays
+  // there (session 25 call 4: -3.5% with the short kernel).
+  if (causal) c.persistent_max_sk = d == 64 ? kSm90Always : d == 128 ? 8192 : 4096;
   if (causal && d >= 128) c.persistent_group = 4;
   // Non-causal: persistent with dynamic scheduling at every length. Session 5 call 6 (a first form of the scheduler,
   // bench/tune/session5_dynamic_sched.patch) against the static order: +4-12% at 1k-4k for every head dim, d256 8k -2%.

@@ -42,7 +42,10 @@ static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 64, true, 2 << 2
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 8, true, 2 << 20) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 64, 16, true, 64 << 20) == 1);
 static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512, true, 256 << 10) == 512);
-static_assert(kCausal128.persistent_max_sk == 4096 && kCausal128.static_max_sk == 512);
+static_assert(kCausal128.persistent_max_sk == 8192 && kCausal128.static_max_sk == 512);
+// d128 causal: the short kernel is the persistent launch, to 8192 keys; the main kernel one CTA per tile past it.
+static_assert(kCausal128.short_max_sk == 8192 && fc::sm90_kind(128, true, 8192) == fc::Sm90Kind::short_seq);
+static_assert(fc::sm90_kind(128, true, 8193) == fc::Sm90Kind::main && !fc::sm90_persistent_launch(kCausal128, 8193));
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 16) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  // 16k at d128: mixed
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   // 512: 4 m-blocks a head
