@@ -91,6 +91,14 @@ vary() {
   step "grid A/B $*"
   for rep in $(seq "$reps"); do for v in land $vs; do g "$dir/sm90_check_$v" --bench-only --grid "$@"; done; done
 }
+# checked_ab DIR REPS NAME [GRID ARGS...]: smoke_some DIR NAME, racecheck --tiny of it where it passed, then vary DIR
+# REPS ARGS (its full check, then REPS rounds of the grid, land and NAME interleaved).
+checked_ab() {
+  local dir=$1 reps=$2 name=$3; shift 3
+  smoke_some "$dir" "$name"
+  in_vs "$name" && san 150 racecheck "$dir/sm90_check_$name" --tiny --no-bench
+  vary "$dir" "$reps" "$@"
+}
 # ncu_prof NAME CELL: ncu of one sm90_check --cell launch (the fifth, clocks not locked): sections into $OUT/ncu.log,
 # per-instruction source counters into $OUT/NAME.csv.gz (bench/tune/ncu_source_top.py reads them).
 ncu_prof() {

@@ -8,7 +8,5 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
-smoke_some .bundle-ch chain
-in_vs chain && san 150 racecheck .bundle-ch/sm90_check_chain --tiny --no-bench
-vary .bundle-ch 3 --grid-d 128
+checked_ab .bundle-ch 3 chain --grid-d 128
 step done

@@ -8,7 +8,5 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
-smoke_some .bundle-ch2 chain2
-in_vs chain2 && san 150 racecheck .bundle-ch2/sm90_check_chain2 --tiny --no-bench
-vary .bundle-ch2 3 --grid-d 128
+checked_ab .bundle-ch2 3 chain2 --grid-d 128
 step done

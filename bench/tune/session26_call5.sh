@@ -10,9 +10,7 @@
 set -u
 FT_LOG=main.log FT_GRID_TIMEOUT=100
 . "$(dirname "$0")/device_env.sh"
-smoke_some .bundle-pp256 pp256
-in_vs pp256 && san 150 racecheck .bundle-pp256/sm90_check_pp256 --tiny --no-bench
-vary .bundle-pp256 3 --grid-d 256
+checked_ab .bundle-pp256 3 pp256 --grid-d 256
 step "head groups"
 FT_BIN_land=.bundle/sm90_check
 cell_runs 3 "256,512,1 128,512,1" "land" "land --head-group 2" "land --head-group 5" "land --head-group 8"
