@@ -303,13 +303,15 @@ int main(int argc, char** argv) {
     cases.push_back({2, 300, 300, 8, 2, 128, true, true, 64});   // padded strides, GQA 4:1 over 2 kv heads
     if (!tiny) cases.push_back({1, 4096, 4096, 2, 2, 128, true, true, 0});  // MHA, square, causal
     // Both sides of the short and small kernels' length limits (sm90_kind: d128 non-causal short to 4096 keys, staged
-    // O, Q prefetch, 128-key blocks; d64 causal small to 1024 (256-row tiles, staged O), short from 1025 at every
-    // length, persistent (the dynamic scheduler), own blocks, Q prefetch and shifted rows: 1025 and 4097 start 64 rows
-    // before row 0, 4096 128), GQA 2:1.
+    // O, Q prefetch, 128-key blocks; d64 causal small to 2048 (256-row tiles, staged O), short from 2049 at every
+    // length, persistent (the dynamic scheduler), own blocks, Q prefetch and shifted rows (4097 starts 64 rows before
+    // row 0, 4096 128), GQA 2:1.
     if (!tiny) cases.push_back({1, 300, 4096, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4097, 4, 2, 128, true, false, 0});
     if (!tiny) cases.push_back({1, 1024, 1024, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 1025, 1025, 4, 2, 64, true, true, 0});
+    if (!tiny) cases.push_back({1, 2048, 2048, 4, 2, 64, false, true, 0});
+    if (!tiny) cases.push_back({1, 2049, 2049, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4096, 4096, 4, 2, 64, true, true, 0});
     if (!tiny) cases.push_back({1, 4097, 4097, 4, 2, 64, false, true, 0});
     // d64 causal past 4096 keys (the short kernel persistent, head groups of the scheduler) with Sq > Sk: tiles
@@ -338,11 +340,14 @@ int main(int argc, char** argv) {
     if (!tiny) cases.push_back({1, 7000, 5000, 2, 2, 128, true, true, 0});
     // d128 non-causal past 4096 keys: the main kernel in clusters of two (K/V halves multicast into both CTAs; a
     // head's m-blocks rounded up to pairs, the extra tile past Sq stores nothing): 1, 2, 5 and 8 m-blocks, GQA 4:1,
-    // more tiles than SMs (CTAs loop over pairs). In --tiny too: racecheck.
-    cases.push_back({1, 130, 4100, 2, 1, 128, true, false, 0});
-    if (!tiny) cases.push_back({1, 1, 4500, 2, 1, 128, true, false, 0});
-    if (!tiny) cases.push_back({2, 1000, 5000, 4, 2, 128, false, false, 0});
-    if (!tiny) cases.push_back({3, 513, 4200, 16, 4, 128, true, false, 0});
+    // more tiles than SMs (CTAs loop over pairs). d64 the same: its short kernel persistent past 4096 keys (1, 1, 6
+    // and 3 m-blocks), which no case reached before session 27. In --tiny too: racecheck.
+    for (int D : {64, 128}) {
+      cases.push_back({1, 130, 4100, 2, 1, D, true, false, 0});
+      if (!tiny) cases.push_back({1, 1, 4500, 2, 1, D, true, false, 0});
+      if (!tiny) cases.push_back({2, 1000, 5000, 4, 2, D, false, false, 0});
+      if (!tiny) cases.push_back({3, 513, 4200, 16, 4, D, true, false, 0});
+    }
     // d256 non-causal: one main kernel, clustered past 4096 keys only (Sm90Params::cluster); 4096 keys ran above.
     cases.push_back({1, 130, 4100, 2, 1, 256, true, false, 0});
     if (!tiny) cases.push_back({1, 300, 4200, 2, 1, 256, true, false, 0});
@@ -382,10 +387,10 @@ int main(int argc, char** argv) {
     for (int D : {64, 128, 256})
       for (bool causal : {false, true})
         cases.push_back({2, 300, 1500, 4, 2, D, D != 256, causal, 0, 0, 0, false, 150});
-    // The same past 4096 keys (d128/d256 non-causal: the clustered main kernel), and with padded seq strides (the
-    // repair reads Q and K from global memory through the strides).
+    // The same past 4096 keys (non-causal: d64's short kernel, the clustered main kernels of d128 and d256), and with
+    // padded seq strides (the repair reads Q and K from global memory through the strides).
     if (!tiny)
-      for (int D : {128, 256}) cases.push_back({1, 130, 5000, 2, 1, D, D == 128, false, 0, 0, 0, false, 150});
+      for (int D : {64, 128, 256}) cases.push_back({1, 130, 5000, 2, 1, D, D != 256, false, 0, 0, 0, false, 150});
     if (!tiny)
       for (int D : {64, 128, 256}) cases.push_back({2, 300, 1500, 8, 2, D, true, D != 128, 24, 0, 0, false, 150});
     // One exact step of every row's max in that block: 2^40 (kLazy 3 rescales P), 2^100 (recomputes S), 2^127 (P

@@ -354,7 +354,9 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // its 112 registers); with three consumers they lost 9-13% (call 1). 8 stages against 6: non-causal 512 +3.4% in
   // call 5, level (+0.2..1.1%) in call 6; 8 keeps the ring a power of two, as in every other config (% and / of
   // the ring position are then an AND and a shift).
-  if (d == 64) c.small_max_sk = 1024, c.small_consumers = 4, c.small_block_n = 64, c.small_stages = 8;
+  // Causal to 2048 (session 27, bench/results/2026-12-01_h200_session27): causal 2k +1.6% in calls 3 and 4 (three and
+  // four runs); non-causal 2k/4k lost 1.9/2.8% (call 3), as in session 24 call 2.
+  if (d == 64) c.small_max_sk = causal ? 2048 : 1024, c.small_consumers = 4, c.small_block_n = 64, c.small_stages = 8;
 #ifdef FT_SM90_SMALL  // experiment: "d:causal:consumers:block_n:stages:max_sk" (causal 2: both; max_sk 0: none)
   {
     int v[6] = {0, 0, c.small_consumers, c.small_block_n, c.small_stages, c.small_max_sk};

@@ -63,10 +63,11 @@ static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, tru
               fc::sm90_short(256, true).stage_o && fc::Sm90Shape<256, true, kShortK>::kOBufs == 1);
 static_assert(fc::sm90_short(256, false).max_sk == 512 && fc::sm90_short(256, false).block_n == 64 &&
               fc::sm90_short(256, false).stage_o && fc::Sm90Shape<256, false, kShortK>::kOBufs == 1);
-// The small kernels: d64 to 1024 keys, four consumers on 64-key blocks with staged O, own blocks and shifted rows;
-// the short kernels from 1025 at every length (d64 has no main kernel), persistent.
-static_assert(fc::sm90_kind(64, true, 1024) == kSmallK && fc::sm90_kind(64, false, 1) == kSmallK);
-static_assert(fc::sm90_kind(64, true, 1025) == kShortK && fc::sm90_kind(64, true, 1 << 20) == kShortK);
+// The small kernels: d64 to 1024 keys (causal to 2048), four consumers on 64-key blocks with staged O, own blocks and
+// shifted rows; the short kernels past them at every length (d64 has no main kernel), persistent.
+static_assert(fc::sm90_kind(64, true, 2048) == kSmallK && fc::sm90_kind(64, false, 1) == kSmallK);
+static_assert(fc::sm90_kind(64, false, 1024) == kSmallK && fc::sm90_kind(64, true, 1025) == kSmallK);
+static_assert(fc::sm90_kind(64, true, 2049) == kShortK && fc::sm90_kind(64, true, 1 << 20) == kShortK);
 static_assert(fc::sm90_kind(64, false, 1 << 20) == kShortK && fc::sm90_persistent_launch(fc::sm90_config(64, true), 1 << 20));
 static_assert(fc::sm90_kind(64, false, 1025) == kShortK && fc::sm90_kind(128, true, 512) != kSmallK);
 using Small64C = fc::Sm90Shape<64, true, kSmallK>;
