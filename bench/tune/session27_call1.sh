@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 27's first call (~300 s; carry .bundle .bundle-c1). .bundle: main with the S-pipe code off (kernels
-# byte-identical to 729ba37's). .bundle-c1: d64 variants (bash /tmp/v64.sh-style builds: the d64 and launch objects
-# with the flags, d128/d256 objects of the unflagged build):
+# byte-identical to 729ba37's). .bundle-c1: d64 variants, built on 729ba37 with bench/tune/session27_spipe.patch
+# applied, as `DIMS=64 tests/cuda/build_variants.sh .bundle-c1 'v1a=FLAGS' ...` builds them (objects removed):
 #   v1a  the small kernel at every length, 3 consumers, 64-key blocks, 8 stages, S double-buffered
 #        (-DFT_SM90_SMALL="64:2:3:64:8:1073741824" -DFT_SM90_SPIPE="64:2:4")
 #   v0   the same without the S pipe (session 24 call 1 measured this shape at 0.88-0.91x)
