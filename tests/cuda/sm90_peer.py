@@ -5,7 +5,8 @@ with CUDA events (as sm90_check: 100 ms warm-up, median of 7 batches of 10 calls
 tensors are [B,S,H,D] in memory (flashtile's layout), handed to SDPA as [B,H,S,D] views.
 --vk-cells: issue 5's table cells instead (the same B and H, S 1k/4k/16k). --dtype f16|bf16 (default bf16): the
 Vulkan table runs f16, so its cuDNN column comes from --vk-cells --dtype f16 --cudnn-only (bench/tune/vk_table.py).
---cell D,S,CAUSAL: one grid cell; --cudnn-only / --flash-only: one peer (for ncu)."""
+--cell D,S,CAUSAL: one grid cell; --cudnn-only / --flash-only: one peer (for ncu). --grid-d D: the grid's cells of
+this head dim alone. --warm-ms T: T ms of warm-up instead of 100 (as sm90_check --warm-ms)."""
 import statistics
 import sys
 
@@ -13,7 +14,7 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 
-def bench(backend, d, s, h, causal, b=1, dtype=torch.bfloat16):
+def bench(backend, d, s, h, causal, b=1, dtype=torch.bfloat16, warm_ms=100.0):
     torch.manual_seed(0)
     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype).transpose(1, 2) for _ in range(3))
     with sdpa_kernel(backend):
@@ -21,11 +22,11 @@ def bench(backend, d, s, h, causal, b=1, dtype=torch.bfloat16):
         # As sm90_check's bench: >= 100 ms of warm-up, then the median of 7 batches of 10 back-to-back calls.
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()
-        for _ in range(1000):
+        for _ in range(100000):
             f()
             e1.record()
             e1.synchronize()
-            if e0.elapsed_time(e1) >= 100.0:
+            if e0.elapsed_time(e1) >= warm_ms:
                 break
         ts = []
         for _ in range(7):
@@ -54,13 +55,15 @@ def main():
         cells = [(16384 // s, d, s, 2048 // d, bool(c))]
     if "--grid" in sys.argv or "--vk-cells" in sys.argv:
         lengths = (1024, 4096, 16384) if "--vk-cells" in sys.argv else (512, 1024, 2048, 4096, 8192, 16384)
-        cells = [(16384 // s, d, s, 2048 // d, c) for d in (64, 128, 256) for c in (False, True) for s in lengths]
+        dims = (int(sys.argv[sys.argv.index("--grid-d") + 1]),) if "--grid-d" in sys.argv else (64, 128, 256)
+        cells = [(16384 // s, d, s, 2048 // d, c) for d in dims for c in (False, True) for s in lengths]
     dname = sys.argv[sys.argv.index("--dtype") + 1] if "--dtype" in sys.argv else "bf16"
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[dname]
+    warm_ms = float(sys.argv[sys.argv.index("--warm-ms") + 1]) if "--warm-ms" in sys.argv else 100.0
     for name, be in peers:
         for b, d, s, h, causal in cells:
             try:
-                ms, tf = bench(be, d, s, h, causal, b, dtype)
+                ms, tf = bench(be, d, s, h, causal, b, dtype, warm_ms)
                 print(f"peer {name:6s} d={d} {dname} B={b} H={h} S={s} {'causal' if causal else 'non-causal':10s} "
                       f"median {ms:.3f} ms  {tf:.1f} TFLOP/s", flush=True)
             except Exception as e:  # a backend that refuses a shape says so and the rest still run
