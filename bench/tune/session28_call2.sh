@@ -10,7 +10,6 @@
 set -u
 FT_LOG=main.log
 . "$(dirname "$0")/device_env.sh"
-export FT_BIN_land=.bundle/sm90_check
 clocks_start
 step "cells"
 cells="64,8192,0 64,8192,0,64,1 64,16384,0 64,16384,0,16,2 64,4096,0 64,4096,0,128,1 64,2048,0"

@@ -19,7 +19,7 @@ def bench(backend, d, s, h, causal, b=1, dtype=torch.bfloat16, warm_ms=100.0):
     q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=dtype).transpose(1, 2) for _ in range(3))
     with sdpa_kernel(backend):
         f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        # As sm90_check's bench: >= 100 ms of warm-up, then the median of 7 batches of 10 back-to-back calls.
+        # As sm90_check's bench: >= warm_ms of warm-up (--warm-ms, 100), then the median of 7 batches of 10 back-to-back calls.
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()
         for _ in range(100000):
