@@ -372,6 +372,10 @@ int main(int argc, char** argv) {
     if (!quick)  // more tiles than SMs: persistent CTAs loop over tiles of different lengths
       for (int D : {64, 128, 256})
         for (bool causal : {false, true}) cases.push_back({4, 777, 1300, 16, 4, D, true, causal, 0});
+    // The same through d64's small kernel (to 1024 keys, causal to 2048): 192 tiles of 256 rows on 132 SMs, so
+    // persistent CTAs run several (the cases above have 1300 keys: d64's short kernel).
+    if (!quick)
+      for (bool causal : {false, true}) cases.push_back({4, 700, 700, 16, 4, 64, !causal, causal, 0});
     if (!quick)  // causal head groups by default (36 pairs: four groups of 8 and one of 4; 9 m-blocks a head)
       for (int D : {128, 256}) cases.push_back({3, 1100, 1300, 12, 4, D, true, true, 0});
     // Spiky keys: running maxima that jump by far more than 2^8 between blocks (the d256 kernels' lazy rescale; a
