@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 29's landing call (~450 s; carry .bundle .bundle-s29 .gl). .bundle: main with d64 causal's grouped small
-# kernel from 513 keys (cmake --build build -j2 && bash bench/make_bundle.sh build .bundle); .bundle-s29/sm90_check_land:
-# call 1's land (main's kernels: d64's cubins byte-identical to 37a726f's, d128's too, d256's non-causal main kernel
-# with 15 instructions reordered).
+# Session 29's second call (~220 s; carry .bundle .bundle-s29 .gl), a landing that did not land. .bundle: 37a726f
+# with bench/tune/session29_groups.patch applied (d64 causal's grouped small kernel from 513 keys), built by
+# cmake --build build -j2 && bash bench/make_bundle.sh build .bundle. .bundle-s29/sm90_check_land: call 1's land
+# (main's kernels: d64's cubins byte-identical to 37a726f's, d128's too, d256's non-causal main kernel with 15
+# instructions reordered).
 # 1. library_checks of .bundle: smoke, tile_tests, sm90_check, racecheck and memcheck --tiny, the sm80 check,
 #    conformance on both CUDA paths.
 # 2. The whole grid twice, main (call 1's land) and land interleaved, then the peers (issue 4's table:
