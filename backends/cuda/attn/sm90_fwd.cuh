@@ -59,6 +59,14 @@ struct Sm90OBufs {
 template <typename T, int D>
 struct Sm90OBufs<T, D, 0> {};
 
+// kLazy 4's all-ones B columns (tile::mma_AB_rowsum): a K/V block's rows of 64 columns; none otherwise.
+template <typename T, int N, bool kOn>
+struct Sm90Ones {
+  tile::st<T, N, 64> t;
+};
+template <typename T, int N>
+struct Sm90Ones<T, N, false> {};
+
 template <int D, typename T, bool kCausal, Sm90Kind kKind>
 struct Sm90Smem {
   using Sh = Sm90Shape<D, kCausal, kKind>;
@@ -77,6 +85,16 @@ struct Sm90Smem {
   static constexpr int kOB = Sh::kOBufs > 0 ? Sh::kOBufs : 1;
   tile::mbarrier o_full[kOB], o_empty[Sh::kConsumers];
   int o_dst[kOB][3];
+  [[no_unique_address]] Sm90Ones<T, Sh::kBlockN, Sh::kLazy == 4> ones;  // past the V ring: mma_AB_rowsum's LBO
+
+  // Every thread: the ones tile (kLazy 4), then thread 0 the barriers; a CTA barrier must follow.
+  __device__ __forceinline__ void init(int cluster) {
+    if constexpr (Sh::kLazy == 4) {
+      tile::fill(ones.t, 1.0f, threadIdx.x, Sh::kThreads);
+      tile::fence_proxy_async();  // written by the generic proxy, read by wgmma's async one
+    }
+    if (threadIdx.x == 0) init_barriers(cluster);
+  }
 
   // A full barrier completes on the producer's one arrival (and its TMA bytes: clustered, both CTAs' halves), an
   // empty one on every consumer thread, and clustered also on each consumer warp of the peer (whose producer
@@ -231,6 +249,10 @@ __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Pa
 // inf: a block past its reference by 2^128 has lost P) set `lost`; once the P·V in flight completes, `retry` has the
 // warp's S computed again (sm90_redo_s) for kLazy 2's exact path. Not inside step: P's registers are free only after
 // that P·V, and d64 spilled 18-26 bytes with the repair there (session 23).
+// kLazy 4 is kLazy 3 with l from the P·V: its wgmmas run 8 columns wider, against an all-ones tile past the V ring
+// (tile::mma_AB_rowsum), so l is summed on the tensor cores from the very P that O uses, and no FADD runs a score. The
+// fast check is then whether any P >= 2 (its exponent's top bit: one OR a pair, tile::any_abs_ge2), against a
+// reference kBias above the row max, which is kLazy 3's bound of 2^8 over the max; past it the same move or retry.
 // kLazy 2 checks the lanes' parts of the row maxima first: while every row of the warp has a reference that no lane's
 // max passes by more than kSm90LazyLog2 (one vote), the block exponentiates against it with no shuffles and no corr.
 // m_run then goes stale, which only the move rule reads: a row moves when this block passes the reference, which
@@ -242,7 +264,15 @@ struct Sm90Softmax {
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
   bool rescale = true;
   bool ref_all = false;  // kLazy 3: every row of the warp has a reference (false at a tile's first block)
-  bool lost = false;     // kLazy 3: the last step's P overflowed; its S must be computed again (retry)
+  // kLazy 4 sets a reference kBias above its row max, so that the fast check's P < 2 is P < 2^kSm90LazyBits against
+  // the max, as kLazy 3's sums check; a move (P >= kMovePow) puts it kBias above the block's max again.
+  static constexpr float kBias = kLazy == 4 ? kSm90LazyLog2 - 1.0f : 0.0f;
+  static constexpr float kMovePow = kLazy == 4 ? 1.0f : kSm90LazyPow;
+  __device__ static float biased(float m) {  // a row max (exp2 domain) as a reference; no add where kBias is 0
+    if constexpr (kLazy == 4) return m + kBias;
+    return m;
+  }
+  bool lost = false;     // kLazy 3/4: the last step's P overflowed; its S must be computed again (retry)
   int lost_key0 = 0;
 
   // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s. NW: the
@@ -252,33 +282,44 @@ struct Sm90Softmax {
   __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0) {
     namespace tl = flashtile::tile;
     mask(s, key0);
-    if constexpr (kLazy == 3) {
+    if constexpr (kLazy >= 3) {
       if (ref_all) {
         tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
+        // kLazy 4: P < 2 (2^8 past the reference, which sits kBias above the row max) by one OR a pair; else the lane's
+        // block sums of P, which l needs anyway.
         tile::rv_fl_rows<16> part, zero{{{0.0f, 0.0f}}};
-        tl::row_sum_partial(part, s, zero);
-        if (__all_sync(0xffffffffu, part.v[0][0] <= kSm90LazyPow && part.v[0][1] <= kSm90LazyPow)) {
+        bool fast;
+        if constexpr (kLazy == 4) {
+          fast = !__any_sync(0xffffffffu, tl::any_abs_ge2(s));
+        } else {
+          tl::row_sum_partial(part, s, zero);
+          fast = __all_sync(0xffffffffu, part.v[0][0] <= kSm90LazyPow && part.v[0][1] <= kSm90LazyPow);
+        }
+        if (fast) {
           rescale = false;
-          tl::add(l_run, l_run, part);
+          if constexpr (kLazy == 3) tl::add(l_run, l_run, part);
           return;
         }
+        if constexpr (kLazy == 4) tl::row_max_partial(part, s);
         const bool redo_s = !(part.v[0][0] <= kSm90LazyRedoPow && part.v[0][1] <= kSm90LazyRedoPow);  // NaN too
         if (!__any_sync(0xffffffffu, redo_s)) {
-          tile::rv_fl_rows<16> pm;
-          tl::row_max_partial(pm, s);
+          tile::rv_fl_rows<16> pm = part;
+          if constexpr (kLazy == 3) tl::row_max_partial(pm, s);
           bool mv = false;
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const float top = tl::quad_max(pm.v[0][i]);  // the row's block max as P: 2^(its exponent)
-            const float mu = top > kSm90LazyPow ? m_use.v[0][i] + __log2f(top) : m_use.v[0][i];
+            const float mu = top > kMovePow ? biased(m_use.v[0][i] + __log2f(top)) : m_use.v[0][i];
             mv |= mu != m_use.v[0][i];
             corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
             m_use.v[0][i] = mu;
           }
           rescale = __any_sync(0xffffffffu, mv);
           tl::mul_row(s, s, corr);
-          tl::mul(l_run, l_run, corr);
-          tl::row_sum_partial(l_run, s, l_run);
+          if constexpr (kLazy == 3) {
+            tl::mul(l_run, l_run, corr);
+            tl::row_sum_partial(l_run, s, l_run);
+          }
           return;
         }
         lost = true, lost_key0 = key0;
@@ -291,7 +332,7 @@ struct Sm90Softmax {
   // kLazy 3 after a lost step: redo(s, key0) computes the block's scores again, then the exact path (else nothing).
   template <int NW, typename Redo>
   __device__ __forceinline__ void retry(tile::rt_fl<16, NW>& s, Redo&& redo) {
-    if (kLazy != 3 || !lost) return;
+    if (kLazy < 3 || !lost) return;
     lost = false;
     redo(s, lost_key0);
     mask(s, lost_key0);
@@ -326,11 +367,11 @@ struct Sm90Softmax {
       bool keep = true;
 #pragma unroll
       for (int i = 0; i < 2; ++i)
-        keep &= m_old.v[0][i] != tl::kNegInf && fmaf(mx.v[0][i], scale_log2, -m_use.v[0][i]) <= kSm90LazyLog2;
+        keep &= m_old.v[0][i] != tl::kNegInf && fmaf(mx.v[0][i], scale_log2, -m_use.v[0][i]) <= kSm90LazyLog2 - kBias;
       if (__all_sync(0xffffffffu, keep)) {
         rescale = false;
         tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
-        tl::row_sum_partial(l_run, s, l_run);
+        if constexpr (kLazy < 4) tl::row_sum_partial(l_run, s, l_run);
         return;
       }
 #pragma unroll
@@ -341,7 +382,7 @@ struct Sm90Softmax {
     bool moved = false;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      float mu = m_run.v[0][i] == tl::kNegInf ? 0.0f : m_run.v[0][i] * scale_log2;
+      float mu = m_run.v[0][i] == tl::kNegInf ? 0.0f : biased(m_run.v[0][i] * scale_log2);
       if constexpr (kLazy) {
         const bool first = m_old.v[0][i] == tl::kNegInf;
         mu = first || mu > m_use.v[0][i] + kSm90LazyLog2 ? mu : m_use.v[0][i];
@@ -351,11 +392,27 @@ struct Sm90Softmax {
       m_use.v[0][i] = mu;
     }
     if constexpr (kLazy) rescale = __any_sync(0xffffffffu, moved);
-    if constexpr (kLazy == 3)
+    if constexpr (kLazy >= 3)
       ref_all = __all_sync(0xffffffffu, m_run.v[0][0] != tl::kNegInf && m_run.v[0][1] != tl::kNegInf);
     tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
-    tl::mul(l_run, l_run, corr);
-    tl::row_sum_partial(l_run, s, l_run);
+    if constexpr (kLazy < 4) {
+      tl::mul(l_run, l_run, corr);
+      tl::row_sum_partial(l_run, s, l_run);
+    }
+  }
+
+  // l for the epilogue: this lane's parts (l_run; quad_sum completes them), or (kLazy 4) the P·V's whole row sums of P
+  // (e, tile::mma_AB_rowsum).
+  __device__ __forceinline__ tile::rv_fl_rows<16> row_l(const tile::rt_rowsum& e) const {
+    if constexpr (kLazy == 4) return tile::row_sums(e);
+    return l_run;
+  }
+  // O (and kLazy 4's row sums with it) times corr where a row's reference moved.
+  template <int D>
+  __device__ __forceinline__ void rescale_o(tile::rt_fl<16, D>& o, tile::rt_rowsum& e) const {
+    if (kLazy && !rescale) return;
+    tile::mul_row(o, o, corr);
+    if constexpr (kLazy == 4) tile::mul_row(e, corr);
   }
 };
 
@@ -442,6 +499,15 @@ __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl
   }
   tl::arrive(sm.o_full[b]);
 }
+// O (+)= P·V of ring stage st (acc false: O = P·V); kLazy 4 also l (+)= P's row sums, from the same wgmmas against
+// the ones tile (tile::mma_AB_rowsum).
+template <typename Smem, int D, typename P>
+__device__ __forceinline__ void sm90_pv(Smem& sm, int st, tile::rt_fl<16, D>& o, tile::rt_rowsum& l, const P& p,
+                                        bool acc) {
+  if constexpr (Smem::Sh::kLazy == 4) tile::mma_AB_rowsum(o, l, p, sm.v[st], sm.ones.t, acc);
+  else tile::mma_AB(o, p, sm.v[st], acc);
+}
+
 // The storer role (one thread of the producer warpgroup): each staged buffer in use order, one TMA store each (rows
 // past Sq clipped), released once the copy engine has read it; returns after every consumer's stop record.
 template <typename Smem>
@@ -530,7 +596,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
   auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
 
   const int cluster = sm90_cluster<Sh>(p);
-  if (threadIdx.x == 0) sm.init_barriers(cluster);
+  sm.init(cluster);
   Sh::kCluster > 1 ? tl::cluster_sync() : __syncthreads();  // clustered: the peer's barriers too
 
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
@@ -546,6 +612,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
   auto release = [&](tl::mbarrier& b) { tl::arrive(b); if (cluster > 1 && lane == 0) tl::arrive_remote(b, peer); };
   tl::rt_fl<16, N> s_acc;
   tl::rt_fl<16, D> o_acc;
+  tl::rt_rowsum l_acc;  // kLazy 4: l from the P·V (tile::mma_AB_rowsum)
   tl::rt<T, 16, N> p_reg;
   tl::zero(o_acc);
   int j = 0;  // this CTA's tiles with keys so far (Q buffer and phase; kOStage: O buffer uses)
@@ -556,7 +623,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     tl::rv_fl_rows<16> inv_l;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      l.v[0][i] = tl::quad_sum(l.v[0][i]);
+      if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
       inv_l.v[0][i] = l.v[0][i] > 0.0f ? 1.0f / l.v[0][i] : 0.0f;
     }
     // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2% (session 18 call 7).
@@ -592,9 +659,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     while (keyless && t < p.tiles && blocks_of(tile_of(t)) == 0) t += gridDim.x;
     return t;
   };
-  // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas.
-  // g: ring position (this CTA's K/V blocks counted over its tiles; unsigned, so % S and / S are an AND and a shift);
-  // j: its tiles with keys (Q buffer and phase).
+  // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas. g: ring
+  // position (K/V blocks counted over the CTA's tiles; unsigned: % S, / S an AND, a shift); j: its tiles with keys.
   auto wait_q = [&](int j) { tl::wait(sm.q_full[j % Sh::kQBufs], (j / Sh::kQBufs) & 1); };
   auto wait_k = [&](unsigned g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
   auto wait_v = [&](unsigned g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
@@ -622,13 +688,12 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     kv += skip;
-    // Pingpong: the consumers take turns issuing wgmmas (named barriers 1, 2), one's softmax under the other's GEMMs.
-    // Consumer 1 lets consumer 0 go first and skips its last hand-back: arrivals stay balanced within each tile.
+    // Pingpong: turns at issuing wgmmas (named barriers 1, 2); consumer 1 lets 0 go first, skips its last hand-back.
     auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
     auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
     if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
     auto pv = [&](unsigned g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
-      tl::mma_AB(o_acc, p_reg, sm.v[g % S], g != kv);
+      sm90_pv(sm, g % S, o_acc, l_acc, p_reg, g != kv);
       tl::commit();
     };
     // S(it) has landed in registers: release K(it), and Q after the tile's last Q·Kᵀ (the next Q may load).
@@ -639,6 +704,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     };
     auto pv_done = [&](int it) {  // P(it)·V(it) has landed: O readable, P's registers free
       tl::fence_operand(o_acc, p_reg);
+      if constexpr (Sh::kLazy == 4) tl::fence_operand(l_acc);
       release(sm.v_empty[(kv + it) % S]);
     };
 
@@ -690,7 +756,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
       tl::wait<0>();
       pv_done(it - 1);
       sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, tile_of(t), c, w, k0); });
-      if (!Sh::kLazy || sfx.rescale) tl::mul_row(o_acc, o_acc, sfx.corr);
+      sfx.rescale_o(o_acc, l_acc);
       tl::copy(p_reg, s_acc);
     }
     // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q: the other buffer), so the epilogue runs
@@ -710,7 +776,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     tl::wait<Sh::kChain ? 1 : 0>();
     pv_done(n_blocks - 1);
     kv += n_blocks;
-    epilogue(t, tt, sfx.l_run, sfx.m_use, qb);
+    epilogue(t, tt, sfx.row_l(l_acc), sfx.m_use, qb);
     if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
     t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }

@@ -48,7 +48,7 @@ std::string sm90_fwd_supports(const FwdParams& p) {
 namespace {
 // What the short or small kernel changes, for its name: ",cC" (C consumers: the small kernel), ",ostage" (staged O),
 // ",own" (own blocks), ",qpf" (Q prefetch), ",shift" (shifted rows), ",nN" (its K/V block of N keys), ",narrowS"
-// (narrow first blocks in steps of S keys).
+// (narrow first blocks in steps of S keys), ",lse" (the kind for calls with an LSE: lazy mode 3's f32 sums).
 std::string short_tag(const FwdParams& p, Sm90Kind kind) {
   const Sm90Short s = sm90_short(p.head_dim, p.causal, kind);
   const Sm90Config main = sm90_config(p.head_dim, p.causal), c = sm90_kernel_config(p.head_dim, p.causal, kind);
@@ -56,13 +56,13 @@ std::string short_tag(const FwdParams& p, Sm90Kind kind) {
   return (c.consumers != main.consumers ? ",c" + std::to_string(c.consumers) : "") + (s.stage_o ? ",ostage" : "") +
          (s.own_blocks ? ",own" : "") + (s.q_prefetch ? ",qpf" : "") + (s.shift_rows ? ",shift" : "") +
          (own_n ? ",n" + std::to_string(s.block_n) : "") +
-         (s.narrow_first > 0 ? ",narrow" + std::to_string(s.narrow_first) : "");
+         (s.narrow_first > 0 ? ",narrow" + std::to_string(s.narrow_first) : "") + (sm90_lse_kind(kind) ? ",lse" : "");
 }
 }  // namespace
 
 // ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch).
 std::string sm90_fwd_name(const FwdParams& p) {
-  const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k);
+  const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr);
   const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k);
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
          (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? short_tag(p, kind) : "") +

@@ -26,6 +26,7 @@ template <int D, typename T, bool kCausal, Sm90Kind kKind>
 void sm90_run(const FwdParams& f) {
   using Sh = Sm90Shape<D, kCausal, kKind>;
   static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  static_assert(Sh::kLazy != 4 || kKind != Sm90Kind::main, "mode 4's LSE calls need an *_lse kind (short, small)");
   Sm90Params<T> p{};
   tile::gl4<T> q, k, v;
   auto map = [](tile::gl4<T>& g, const void* ptr, int b, int s, int h, std::int64_t sb, std::int64_t ss,
@@ -125,16 +126,21 @@ void sm90_run(const FwdParams& f) {
 }
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
-// sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so. Only the kernels
-// the config can pick are instantiated.
+// sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so (their *_lse kinds for
+// calls with an LSE, where the config runs lazy mode 4). Only the kernels the config can pick are instantiated.
 template <int D, typename T, bool kCausal>
 void sm90_run_short(const FwdParams& f) {
   constexpr int kSmall = sm90_short(D, kCausal, Sm90Kind::small).max_sk, kMax = sm90_short(D, kCausal).max_sk;
-  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k);
-  if constexpr (kSmall > 0)
+  constexpr bool kLse = sm90_lse_kinds(D, kCausal);
+  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k, f.lse != nullptr);
+  if constexpr (kSmall > 0) {
     if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small>(f);
-  if constexpr (kMax > kSmall)
+    if constexpr (kLse) if (kind == Sm90Kind::small_lse) return sm90_run<D, T, kCausal, Sm90Kind::small_lse>(f);
+  }
+  if constexpr (kMax > kSmall) {
     if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq>(f);
+    if constexpr (kLse) if (kind == Sm90Kind::short_lse) return sm90_run<D, T, kCausal, Sm90Kind::short_lse>(f);
+  }
   if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main>(f);
 }
 template <int D, typename T>

@@ -53,7 +53,8 @@ struct Sm90Config {
   int persistent_group = 0;
   // O rescaled only when a row max moved past the stale one by more than kSm90LazyLog2 (Sm90Softmax's kLazy): 1, or
   // 2 with the check on the lanes' parts of the maxima before any shuffle, or 3 with the check on the row sums of P
-  // and no maxima (0: exact maxima every block).
+  // and no maxima (0: exact maxima every block), or 4 as 3 with l from the P·V's tensor cores (tile::mma_AB_rowsum,
+  // d64 only) and the check on P's exponent bits.
   int lazy_rescale = 0;
   // The short kernel's first block of a tile (visit order: the causal diagonal) as narrow as each consumer's rows
   // need it (sm90_first_cols), in steps of narrow_first keys (0: full blocks).
@@ -73,8 +74,14 @@ struct Sm90Config {
 };
 
 // The kernels of one head dim and causality, by seqlen_k: small (to Sm90Config::small_max_sk), short (to
-// short_max_sk), main (the rest). Each is an instantiation of its own.
-enum class Sm90Kind : int { main = 0, short_seq = 1, small = 2 };
+// short_max_sk), main (the rest). Each is an instantiation of its own. small_lse / short_lse: the small / short kernel
+// in lazy mode 3, for calls that ask for the LSE where the config runs mode 4 (d64), whose l sums P after its rounding
+// to 16 bits (bf16: LSE off by up to 2^-9, past conformance's 1e-3; O is normalized by the same sum, so it is not).
+enum class Sm90Kind : int { main = 0, short_seq = 1, small = 2, short_lse = 3, small_lse = 4 };
+constexpr bool sm90_lse_kind(Sm90Kind k) { return k == Sm90Kind::short_lse || k == Sm90Kind::small_lse; }
+constexpr Sm90Kind sm90_base_kind(Sm90Kind k) {
+  return k == Sm90Kind::short_lse ? Sm90Kind::short_seq : k == Sm90Kind::small_lse ? Sm90Kind::small : k;
+}
 
 // kLazy's threshold in the exp2 domain: P <= 2^8, far inside f16/bf16 and f32 range.
 inline constexpr int kSm90LazyBits = 8;
@@ -252,6 +259,15 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // interleaved (call 3): 1.025x causal, 1.032x non-causal; d64 +1..8%, d128 +1..6% (non-causal 16k 684 TFLOP/s),
   // d256 level (-3..+2%). The repair inside step ran 0.4-0.7% faster over three calls but spilled at d64.
   c.lazy_rescale = 3;
+  // Mode 4 at d64 (session 30, bench/results/2026-12-02_h200_session30): l from the P·V's tensor cores (one m64n72k16
+  // per k-step against V and an all-ones tile, tile::mma_AB_rowsum) instead of an FADD a score, and the fast check on
+  // P's exponent bits (an OR a pair) against a reference 7 above the row max. d64's grid three times interleaved
+  // against mode 3: causal 1.024x / 1.015x, non-causal 1.007x / 1.003x (calls 1 / 2); causal 512 +5.7/+3.4%, 2k
+  // +4.2/+1.9%; landed (call 4, the whole grid twice and d64 twice more, against main): d64 causal +2..4% to 8k,
+  // non-causal +0.2..1.3%. 12.5% more P·V tensor work pays only where the softmax is a third of the work (d128: the sums
+  // were worth 1% in session 22's ablation; its V is two 64-column blocks, which leaves no room for the ones block).
+  // Calls with an LSE run mode 3 (Sm90Kind's *_lse kinds): l from bf16 P put the LSE 1.07e-3 off in call 3.
+  if (d == 64) c.lazy_rescale = 4;
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
@@ -275,6 +291,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_LAZY
   c.lazy_rescale = FT_SM90_LAZY;
 #endif
+  if (c.lazy_rescale == 4 && d != 64) c.lazy_rescale = 3;  // mode 4's P·V with row sums: 64 columns of V only
   // Narrow first blocks (session 17, bench/results/2026-11-30_h200_session17): in d64's causal short kernel, a
   // consumer whose 64 rows end in the first half of their diagonal block needs only its first 64 keys. Against the
   // kernels without, three runs interleaved (calls 3-5): d64 causal 512 +4.8..5.6%, 1k +1.8..3.4%, 4k -1.5..3.5%
@@ -375,7 +392,8 @@ constexpr bool sm90_persistent_launch(const Sm90Config& c, int seqlen_k) { retur
 // consumers leave the Q buffer's TMA store no named barrier.
 constexpr Sm90Config sm90_kernel_config(int d, bool causal, Sm90Kind kind) {
   Sm90Config c = sm90_config(d, causal);
-  if (kind == Sm90Kind::small) {
+  if (sm90_lse_kind(kind)) c.lazy_rescale = 3;
+  if (sm90_base_kind(kind) == Sm90Kind::small) {
     c.consumers = c.small_consumers, c.block_n = c.small_block_n, c.stages = c.small_stages;
     c.short_block_n = 0, c.short_max_sk = c.small_max_sk;
     c.stage_o = c.stage_o || c.consumers > 3;
@@ -399,7 +417,7 @@ struct Sm90Short {
   int narrow_first;
 };
 constexpr Sm90Short sm90_short(int d, bool causal, Sm90Kind kind = Sm90Kind::short_seq) {
-  const bool small = kind == Sm90Kind::small;
+  const bool small = sm90_base_kind(kind) == Sm90Kind::small;
   const Sm90Config c = sm90_kernel_config(d, causal, kind);
   if (small && c.small_max_sk == 0) return {};
   const bool own = c.own_blocks && !sm90_pingpong(c) && !sm90_chained(c);
@@ -411,12 +429,16 @@ constexpr Sm90Short sm90_short(int d, bool causal, Sm90Kind kind = Sm90Kind::sho
   return {c.stage_o, own, qp, differs ? c.short_max_sk : 0, bn, own && causal && c.shift_rows,
           sm90_chained(c) ? 0 : c.narrow_first};  // chained: the first Q·Kᵀ goes out with the last P·V
 }
-// The kernel a call runs (sm90_run_short).
-constexpr Sm90Kind sm90_kind(int d, bool causal, int seqlen_k) {
+// Whether calls that ask for the LSE run the *_lse kinds (Sm90Kind): the config's lazy mode 4.
+constexpr bool sm90_lse_kinds(int d, bool causal) { return sm90_config(d, causal).lazy_rescale == 4; }
+// The kernel a call runs (sm90_run_short); lse: the call asks for the LSE.
+constexpr Sm90Kind sm90_kind(int d, bool causal, int seqlen_k, bool lse = false) {
   const int small = sm90_short(d, causal, Sm90Kind::small).max_sk, short_seq = sm90_short(d, causal).max_sk;
-  return small > 0 && seqlen_k <= small           ? Sm90Kind::small
-         : short_seq > 0 && seqlen_k <= short_seq ? Sm90Kind::short_seq
-                                                  : Sm90Kind::main;
+  const Sm90Kind k = small > 0 && seqlen_k <= small           ? Sm90Kind::small
+                     : short_seq > 0 && seqlen_k <= short_seq ? Sm90Kind::short_seq
+                                                              : Sm90Kind::main;
+  if (!lse || k == Sm90Kind::main || !sm90_lse_kinds(d, causal)) return k;
+  return k == Sm90Kind::small ? Sm90Kind::small_lse : Sm90Kind::short_lse;
 }
 // Whether a call runs the short or the small kernel.
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
@@ -468,8 +490,8 @@ struct Sm90Shape {
   // kBlockM does not divide: d64 at 512 and 1k).
   static constexpr bool kOwnBlocks = kShort && kSs.own_blocks;
   static constexpr bool kShiftRows = kShort && kSs.shift_rows;  // Sm90Config::shift_rows
-  static constexpr int kBaseSmemBytes =
-      2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ + 1024 /*alignment slack*/;
+  static constexpr int kBaseSmemBytes = 2 * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) + 1024 /*barriers*/ +
+                                       1024 /*alignment slack*/ + (kLazy == 4 ? kBlockN * 128 : 0) /*the ones tile*/;
   static constexpr int kOBufs = !kOStage ? 0 : kBaseSmemBytes + kConsumers * 128 * D <= 227 * 1024 ? kConsumers : 1;
   static constexpr int kSmemBytes = kBaseSmemBytes + kOBufs * 128 * D;
   static_assert(kSmemBytes <= 227 * 1024, "sm90 tiles exceed shared memory");

@@ -52,6 +52,22 @@ for n in NS:
     out.append(accs + "  \\")
     out.append('      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(acc))')
     out.append("")
+# FT_WGMMA_RSX_<N>(TY, TB): m64n(N+8)k16 with A from registers, whose last 8 columns land in `e` (tile::rt_rowsum:
+# e.v[0] row g, e.v[1] row g+8, two columns each) after the N columns of d. Only N = 64: B's columns past N come from
+# a second 64-column block of shared memory (wgmma.cuh's mma_AB_rowsum), which only a 64-column B leaves free.
+for n in (64,):
+    na = n // 2 + 4
+    accs = chunked(acc_operands(n) + ['"+f"(e.v[0].x)', '"+f"(e.v[0].y)', '"+f"(e.v[1].x)', '"+f"(e.v[1].y)'], 4,
+                   "      ")
+    out.append(f"#define FT_WGMMA_RSX_{n}(TY, TB)  \\")
+    out.append("  asm volatile(  \\")
+    out.append(f'      "{{\\n .reg .pred p;\\n setp.ne.b32 p, %{na + 5}, 0;\\n"  \\')
+    out.append(f'      " wgmma.mma_async.sync.aligned.m64n{n + 8}k16.f32." TY "." TY " "  \\')
+    out.append(f'      "{{{regs(0, na)}}}, {{{regs(na, 4)}}}, %{na + 4}, p, 1, 1, " TB ";\\n}}\\n"  \\')
+    out.append("      :  \\")
+    out.append(accs + "  \\")
+    out.append('      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db), "r"(acc))')
+    out.append("")
 # FT_WGMMA_DISPATCH_W(KIND, TY, TB): the macro of width W (a constant in scope).
 out.append("#define FT_WGMMA_DISPATCH_W(KIND, TY, TB)  \\")
 for i, n in enumerate(NS):

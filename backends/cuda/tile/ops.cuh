@@ -16,6 +16,8 @@
 //                               exp2_fma_row<P> sends every P-th pair through poly_exp2 (FMA pipe) instead
 //   poly_exp2(x)               2^x without the MUFU unit (rel. error < 1e-4; x >= 128 gives ~2^128, finite)
 //   fill(v, x), mul(v, a, b), sub(v, a, b), exp2(v, a), max(v, a, b), add(v, a, b)
+//   any_abs_ge2(t)             whether an element of this lane's t has |x| >= 2 or is inf/NaN (its exponent's top bit):
+//                               an OR a pair of elements, where a max or sum would take one op an element
 // Matrix multiply on mma.sync m16n8k16 (sm_80+), f32 accumulate, 16-bit inputs:
 //   mma_AB (d, a, b, c)   d = a·b + c     a: rt<T,M,K,row>, b: rt<T,K,N,col>, c/d: rt_fl<M,N>
 //   mma_ABt(d, a, b, c)   d = a·bᵀ + c    a: rt<T,M,K,row>, b: rt<T,N,K,row>
@@ -29,6 +31,8 @@
 //   store_scaled(g, row_stride, t, v, valid_rows)        as store, row r times v[r];
 //   store_scaled_wide<B>(...)  the same with B-byte stores, B = 8 or 16 (quad shuffles; 16-bit g, B-aligned rows)
 //   store(st, t, r0, c0)      registers -> shared (swizzled), converting.
+//   fill(st, x, tid, threads)  every element of a shared tile = x, by `threads` threads (generic proxy: wgmma or TMA
+//                               reads need fence_proxy_async and a barrier after).
 #pragma once
 
 #include "tile/base.cuh"
@@ -192,6 +196,14 @@ __device__ __forceinline__ void row_max_partial(rv_fl_rows<R>& d, const rt_fl<R,
 template <int R, int C>
 __device__ __forceinline__ void row_sum_partial(rv_fl_rows<R>& d, const rt_fl<R, C>& s, const rv_fl_rows<R>& init) {
   row_reduce<false>(d, s, op_sum{}, &init);
+}
+
+template <int R, int C, layout L>
+__device__ __forceinline__ bool any_abs_ge2(const rt_fl<R, C, L>& t) {
+  std::uint32_t bits = 0;
+  each<rt_fl<R, C, L>>(
+      [&](int i, int j, int k) { bits |= __float_as_uint(t.v[i][j][k].x) | __float_as_uint(t.v[i][j][k].y); });
+  return (bits & 0x40000000u) != 0;  // exponent >= 128: |x| >= 2, inf, NaN
 }
 
 template <int R, int C, typename F>
@@ -491,6 +503,13 @@ __device__ __forceinline__ void store(st<TS, SR, SC>& s, const rt<T, R, C>& t, i
     *reinterpret_cast<packed_t<TS>*>(s.ptr(r0 + 16 * i + c.row, c0 + 16 * j + c.col)) =
         from_float2<TS>(to_float2(t.v[i][j][k]));
   });
+}
+
+template <typename T, int R, int C>
+__device__ __forceinline__ void fill(st<T, R, C>& s, float x, int tid, int threads) {
+  const packed_t<T> two = from_float2<T>(make_float2(x, x));
+  auto* words = reinterpret_cast<packed_t<T>*>(s.data);
+  for (int i = tid; i < R * C / 2; i += threads) words[i] = two;
 }
 
 }  // namespace flashtile::tile

@@ -13,6 +13,8 @@
 //   mma_AB (d, a_rt, b_st, accumulate)           d(64xN) (+)= A(this warp's 16xK rows, registers) · B(KxN = b_st)
 //   mma_ABt_w<W>(d, a_st, a_row0, b_st, accumulate)  mma_ABt on d's first W columns only (a narrower wgmma)
 //   with_width<N, Step>(cols, f) f(integral_constant W): the narrowest multiple of Step >= cols, at most N
+//   mma_AB_rowsum(d, e, a_rt, b_st, ones_st, accumulate)  d(64x64) (+)= A · B and e (+)= A · ones in one m64n72k16
+//                                per k-step: with ones all 1, e holds A's row sums (rt_rowsum), from the tensor cores
 // Both issue K/16 wgmmas and do NOT commit/wait: call fence() before (when registers changed), then commit(), then
 // wait<...>() and fence_operand(d) before reading d.
 #pragma once
@@ -21,6 +23,7 @@
 #include <type_traits>
 
 #include "tile/rt.cuh"
+#include "tile/rv.cuh"
 #include "tile/st.cuh"
 #include "tile/wgmma_ops.inc"
 
@@ -159,6 +162,46 @@ __device__ __forceinline__ void mma_AB(rt_fl<16, N>& d, const rt<T, 16, K>& a, c
   for (int k = 0; k < K / 16; ++k)  // rows 16k.. of an MN-major tile: 16k whole swizzled rows on
     wgmma_rs<T, N, true>(d, as_u32(a.v[0][k][0]), as_u32(a.v[0][k][1]), as_u32(a.v[0][k][2]), as_u32(a.v[0][k][3]),
                          desc_add(db, 16 * k * kSwizzleBytes), (accumulate || k > 0) ? 1 : 0);
+}
+
+// The 8 columns that mma_AB_rowsum adds past d's 64, one warp's share (g = lane/4, t = lane%4): v[0] = row g's cols
+// 2t, 2t+1, v[1] = row g+8's; against an all-ones B every one of them is its row's sum of A.
+struct rt_rowsum {
+  float2 v[2];
+};
+__device__ __forceinline__ void fence_operand(rt_rowsum& e) {
+  asm volatile("" : "+f"(e.v[0].x), "+f"(e.v[0].y), "+f"(e.v[1].x), "+f"(e.v[1].y)::"memory");
+}
+// The row sums as a row vector (rv.cuh's order: v[0][0] row g, v[0][1] row g+8).
+__device__ __forceinline__ rv_fl_rows<16> row_sums(const rt_rowsum& e) { return {{{e.v[0].x, e.v[1].x}}}; }
+// e's rows times v's (O's rescale by corr, applied to l alike).
+__device__ __forceinline__ void mul_row(rt_rowsum& e, const rv_fl_rows<16>& v) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) e.v[h] = make_float2(e.v[h].x * v.v[0][h], e.v[h].y * v.v[0][h]);
+}
+
+// d(64 x 64) (+)= A · b and e (+)= A · ones (A: this warp's rt<T,16,K>; b: K x 64, MN-major) in one m64n72k16 per
+// k-step, so an all-ones tile gives A's row sums in e at 12.5% more tensor work instead of an add per element. The
+// descriptor's LBO (the distance to B's next 64-column block) points at `ones` instead of past b: ones must lie after
+// b in shared memory (LBO is unsigned, 14 bits of 16 bytes) and have at least K rows; only its first 8 columns are
+// read, swizzled like any tile, so fill it whole.
+template <typename T, int K, int BK, int OR>
+__device__ __forceinline__ void mma_AB_rowsum(rt_fl<16, 64>& d, rt_rowsum& e, const rt<T, 16, K>& a,
+                                              const st<T, BK, 64>& b, const st<T, OR, 64>& ones, bool accumulate) {
+  static_assert(BK == K && OR >= K, "B rows must equal A's cols; ones needs as many");
+  const std::uint64_t db0 = make_desc(b.addr(), ones.addr() - b.addr(), kSwizzleAtomBytes);
+#pragma unroll
+  for (int k = 0; k < K / 16; ++k) {  // the macro reads d, e, a0..a3, db, acc
+    const std::uint32_t a0 = as_u32(a.v[0][k][0]), a1 = as_u32(a.v[0][k][1]), a2 = as_u32(a.v[0][k][2]),
+                        a3 = as_u32(a.v[0][k][3]);
+    const std::uint64_t db = desc_add(db0, 16 * k * kSwizzleBytes);
+    const int acc = (accumulate || k > 0) ? 1 : 0;
+    if constexpr (std::is_same_v<T, bf16>) {
+      FT_WGMMA_RSX_64("bf16", "1");
+    } else {
+      FT_WGMMA_RSX_64("f16", "1");
+    }
+  }
 }
 
 #undef FT_WGMMA_DISPATCH

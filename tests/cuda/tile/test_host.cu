@@ -75,6 +75,19 @@ static_assert(Small64C::kBlockM == 256 && Small64C::kBlockN == 64 && Small64C::k
               Small64C::kOwnBlocks && Small64C::kShiftRows && !Small64C::kOTma && Small64C::kNarrow == 0);
 using Small64 = fc::Sm90Shape<64, false, kSmallK>;
 static_assert(Small64::kBlockM == 256 && Small64::kOStage && Small64::kQBufs == 1 && Small64::kOBufs == 4);
+// Lazy rescaling: mode 4 (l from the P·V, tile::mma_AB_rowsum) at d64 alone, whose shared memory holds the ones tile
+// (a K/V block's rows x 128 bytes; sm90_run.cuh asserts that Sm90Smem fits); mode 3 elsewhere, without it.
+static_assert(Small64::kLazy == 4 && fc::Sm90Shape<64, true, kShortK>::kLazy == 4);
+static_assert(fc::Sm90Shape<128, false>::kLazy == 3 && fc::Sm90Shape<256, true, kShortK>::kLazy == 3);
+// Calls with an LSE run d64's kernels in mode 3 (the *_lse kinds: f32 sums), the same shapes; elsewhere no change.
+constexpr auto kSmallL = fc::Sm90Kind::small_lse, kShortL = fc::Sm90Kind::short_lse;
+static_assert(fc::sm90_kind(64, false, 512, true) == kSmallL && fc::sm90_kind(64, true, 8192, true) == kShortL);
+static_assert(fc::sm90_kind(128, false, 512, true) == kShortK && fc::sm90_kind(256, true, 16384, true) == kMainK);
+static_assert(fc::Sm90Shape<64, false, kSmallL>::kLazy == 3 && fc::Sm90Shape<64, true, kShortL>::kLazy == 3);
+static_assert(fc::Sm90Shape<64, false, kSmallL>::kBlockM == 256 && fc::Sm90Shape<64, false, kSmallL>::kOBufs == 4 &&
+              fc::Sm90Shape<64, true, kShortL>::kNarrow == 64 && fc::Sm90Shape<64, true, kShortL>::kShiftRows);
+static_assert(Small64::kSmemBytes == fc::Sm90Shape<64, false, kSmallK>::kBaseSmemBytes + 4 * 128 * 64 &&
+              Small64::kBaseSmemBytes == 2 * (256 * 64 + 2 * 8 * 64 * 64) + 2048 + 64 * 128);
 // wgmma descriptors move on within a K-major tile by these byte offsets (tile::desc_add): 8 columns are one 16-byte
 // chunk, 64 columns one swizzled block of R rows x 128 bytes.
 static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(16) == 32 && tl::kmajor_offset<tl::st_bf<64, 128>>(48) == 96);

@@ -158,6 +158,54 @@ __global__ void k_wgmma(const tl::bf16* a, const tl::bf16* b, const tl::bf16* v,
 #endif
 }
 
+// The ones tile sits two tiles past v (a gap of junk between), as the kernel's sits past its whole V ring.
+struct RowsumSmem {
+  tl::st<tl::half, 64, 64> v;  // K x N (MN-major), K = N = 64
+  tl::st<tl::half, 64, 64> gap;
+  tl::st<tl::half, 64, 64> ones;
+};
+
+// One warpgroup: o = p·v and e = the row sums of p by mma_AB_rowsum, issued twice (the second accumulating) over
+// NaN-poisoned accumulators, then e rescaled by the rows' scale (mul_row) and read out by row_sums; the gap filled
+// with 2s, which a wrong LBO would read.
+__global__ void k_wgmma_rowsum(const tl::half* v, const tl::half* p, const float* scale, float* o_out, float* l_out,
+                               int* ran) {
+#if FT_SM90_BODY
+  extern __shared__ char raw[];
+  auto& sm = *reinterpret_cast<RowsumSmem*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) & ~std::uintptr_t{1023});
+  const int tid = threadIdx.x, w = tid / 32, lane = tid % 32;
+  tl::load_async<128>(sm.v, v, 64, 64, tid);
+  tl::cp_async_commit();
+  tl::fill(sm.gap, 2.0f, tid, 128);
+  tl::fill(sm.ones, 1.0f, tid, 128);
+  tl::cp_async_wait<0>();
+  tl::fence_proxy_async();
+  __syncthreads();
+  tl::rt_fl<16, 64> o;
+  tl::rt_rowsum e;
+  tl::rt_hf<16, 64> pr;
+  fttest::rt_from_global(pr, p + w * 16 * 64, 64);
+  tl::fill(o, __int_as_float(0x7fc00000));
+  e.v[0] = e.v[1] = make_float2(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000));
+  tl::fence();
+  tl::mma_AB_rowsum(o, e, pr, sm.v, sm.ones, false);
+  tl::mma_AB_rowsum(o, e, pr, sm.v, sm.ones, true);
+  tl::commit();
+  tl::wait<0>();
+  tl::fence_operand(o);
+  tl::fence_operand(e);
+  tl::store(o_out + w * 16 * 64, 64, o, 16);
+  const int g = w * 16 + lane / 4;
+  tl::mul_row(e, tl::rv_fl_rows<16>{{{scale[g], scale[g + 8]}}});
+  const tl::rv_fl_rows<16> l = tl::row_sums(e);
+  // Columns 2t (through row_sums) and 2t + 1 (e's own) of the 8: each must hold its row's sum.
+  const int c = (lane % 4) * 2;
+  l_out[g * 8 + c] = l.v[0][0], l_out[g * 8 + c + 1] = e.v[0].y;
+  l_out[(g + 8) * 8 + c] = l.v[0][1], l_out[(g + 8) * 8 + c + 1] = e.v[1].y;
+  if (tid == 0) *ran = 1;
+#endif
+}
+
 }  // namespace
 
 TEST_CASE("sm90 TMA load/store round trip through a swizzled shared tile") {
@@ -359,4 +407,47 @@ TEST_CASE("sm90 wgmma: A·Bᵀ from shared, A·B with A in registers and B MN-ma
   CHECK(fttest::rel_err(gn, rn) < 1e-2);  // bf16's rounding
   CHECK(bad_pad == 0);
   CHECK(dpicked.download() == std::vector<int>{16, 32, 64, 64});
+}
+
+TEST_CASE("sm90 wgmma A·B with row sums of A from an all-ones tile (mma_AB_rowsum, m64n72k16)") {
+  if (fttest::device_cc() != 90) {
+    MESSAGE("skipped: needs an sm_90 device");
+    return;
+  }
+  std::mt19937 rng(13);
+  std::vector<tl::half> hv, hp;
+  std::vector<float> fv, fp, scale(64);
+  fttest::random16(hv, fv, 64 * 64, rng);
+  fttest::random16(hp, fp, 64 * 64, rng);
+  std::uniform_real_distribution<float> u(0.25f, 4.0f);
+  for (float& x : scale) x = u(rng);
+  dev_buf<tl::half> dv(hv.size()), dp(hp.size());
+  dev_buf<float> dscale(64), dout(64 * 64), dl(64 * 8);
+  dev_buf<int> dran(1);
+  dv.upload(hv), dp.upload(hp), dscale.upload(scale);
+  FT_CUDA(cudaMemset(dran.p, 0, 4));
+  FT_CUDA(cudaMemset(dl.p, 0xFF, 64 * 8 * 4));
+  const int smem = sizeof(RowsumSmem) + 1024;
+  FT_CUDA(cudaFuncSetAttribute(k_wgmma_rowsum, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  k_wgmma_rowsum<<<1, 128, smem>>>(dv.p, dp.p, dscale.p, dout.p, dl.p, dran.p);
+  FT_CUDA(cudaGetLastError());
+  FT_CUDA(cudaDeviceSynchronize());
+  if (dran.download()[0] != 1) {
+    MESSAGE("skipped: tile_tests built without sm_90a code");
+    return;
+  }
+  const auto o = dout.download(), l = dl.download();
+  std::vector<double> go, ro, gl, rl;
+  for (int i = 0; i < 64; ++i) {
+    double sum = 0;
+    for (int k = 0; k < 64; ++k) sum += fp[i * 64 + k];
+    for (int c = 0; c < 8; ++c) gl.push_back(l[i * 8 + c]), rl.push_back(2 * sum * scale[i]);
+    for (int j = 0; j < 64; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 64; ++k) acc += double(fp[i * 64 + k]) * fv[k * 64 + j];
+      go.push_back(o[i * 64 + j]), ro.push_back(2 * acc);
+    }
+  }
+  CHECK(fttest::rel_err(go, ro) < 1e-5);
+  CHECK(fttest::rel_err(gl, rl) < 1e-5);
 }
