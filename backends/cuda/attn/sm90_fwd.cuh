@@ -14,9 +14,10 @@
 //    the consumers use them: K0, K1, V0, K2, V1, ...); a slot is refilled once every consumer released it (k_empty /
 //    v_empty mbarriers).
 //  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
-//    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem). S(n) is issued with
-//    P(n-1)·V(n-1), so softmax(n) overlaps the P·V; optionally pingpong (sm90_traits.hpp). kNarrow: a consumer's first
-//    block runs only as wide as its rows need it (sm90_first_cols).
+//    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem; kLazy 4 also l += P's row
+//    sums, from an all-ones tile in the same wgmmas). S(n) is issued with P(n-1)·V(n-1), so softmax(n) overlaps the
+//    P·V; optionally pingpong (sm90_traits.hpp). kNarrow: a consumer's first block runs only as wide as its rows need
+//    it (sm90_first_cols).
 //  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written; 4 bytes wide, or 8 / 16
 //    after quad shuffles where the config asks and O's rows are aligned); or, in kOStage builds, into O buffers of
 //    their own that a storer thread of the producer warpgroup writes out by TMA (sm90_stage_o); or, in kOTma builds,
