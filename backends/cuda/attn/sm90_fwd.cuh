@@ -286,25 +286,27 @@ struct Sm90Softmax {
     if constexpr (kLazy >= 3) {
       if (ref_all) {
         tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
-        // kLazy 4: P < 2 (2^8 past the reference, which sits kBias above the row max) by one OR a pair; else the lane's
-        // block sums of P, which l needs anyway.
-        tile::rv_fl_rows<16> part, zero{{{0.0f, 0.0f}}};
+        // The fast check. kLazy 4: every P < 2 (2^8 past the row max, the reference sitting kBias above it), by one
+        // OR a pair. kLazy 3: the lane's block sums of P (which l needs anyway) <= 2^8. bound: this lane's bound on
+        // each row's P past the check, the block sum (kLazy 3) or max (kLazy 4).
+        tile::rv_fl_rows<16> bound;
         bool fast;
         if constexpr (kLazy == 4) {
           fast = !__any_sync(0xffffffffu, tl::any_abs_ge2(s));
         } else {
-          tl::row_sum_partial(part, s, zero);
-          fast = __all_sync(0xffffffffu, part.v[0][0] <= kSm90LazyPow && part.v[0][1] <= kSm90LazyPow);
+          const tile::rv_fl_rows<16> zero{{{0.0f, 0.0f}}};
+          tl::row_sum_partial(bound, s, zero);
+          fast = __all_sync(0xffffffffu, bound.v[0][0] <= kSm90LazyPow && bound.v[0][1] <= kSm90LazyPow);
         }
         if (fast) {
           rescale = false;
-          if constexpr (kLazy == 3) tl::add(l_run, l_run, part);
+          if constexpr (kLazy == 3) tl::add(l_run, l_run, bound);
           return;
         }
-        if constexpr (kLazy == 4) tl::row_max_partial(part, s);
-        const bool redo_s = !(part.v[0][0] <= kSm90LazyRedoPow && part.v[0][1] <= kSm90LazyRedoPow);  // NaN too
+        if constexpr (kLazy == 4) tl::row_max_partial(bound, s);
+        const bool redo_s = !(bound.v[0][0] <= kSm90LazyRedoPow && bound.v[0][1] <= kSm90LazyRedoPow);  // NaN too
         if (!__any_sync(0xffffffffu, redo_s)) {
-          tile::rv_fl_rows<16> pm = part;
+          tile::rv_fl_rows<16> pm = bound;
           if constexpr (kLazy == 3) tl::row_max_partial(pm, s);
           bool mv = false;
 #pragma unroll
