@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Issue 4's table for one binary of a tuning call's grid.log: its dispatched TFLOP/s per cell (mean over its runs in
-the call), cuDNN and FA2 from the same call, the ratios and which bars each cell meets (cuDNN >= 1.00x at S >= 2048,
->= 0.90x below; FA2 >= 1.8x; 650 TFLOP/s at d128 non-causal 16k), then the geomeans and counts.
+the call), cuDNN and FA2 from the same call (means over their runs in it), the ratios and which bars each cell meets
+(cuDNN >= 1.00x at S >= 2048, >= 0.90x below; FA2 >= 1.8x; 650 TFLOP/s at d128 non-causal 16k), then the geomeans and
+counts. Where the peers ran more than once, each round too: a run of NAME with the peers' run after it, FA2's count
+and misses.
 Usage: issue4_table.py grid.log NAME"""
 import collections
 import math
@@ -11,17 +13,23 @@ from gridlog import BENCH, CUDNN_BAR_LONG, CUDNN_BAR_SHORT, FA2_BAR, LONG_FROM, 
 
 D128_16K = 650.0  # issue 4's TFLOP/s bar at d128 non-causal 16k
 path, name = sys.argv[1], sys.argv[2]
-ours, peers, binary = collections.defaultdict(list), {}, None
+ours, peers, binary = collections.defaultdict(list), collections.defaultdict(list), None
+rounds = []  # [ours of one run, the peers' run after it]
 for line in open(path):
     if line.startswith("== "):
         binary = run_name(line)
+        if binary == name:
+            rounds.append([{}, {}])
     m = BENCH.match(line)
     if m and binary == name and line.rstrip().endswith("dispatched"):
         ours[(int(m[2]), m[4], int(m[3]))].append(float(m[5]))
+        rounds[-1][0][(int(m[2]), m[4], int(m[3]))] = float(m[5])
     m = PEER.match(line)
     if m:
-        peers[(m[1], int(m[2]), m[4], int(m[3]))] = float(m[5])
-print(f"| d | causal | S | flashtile (mean of runs) | cuDNN | FA2 | ÷ cuDNN | ÷ FA2 | cuDNN bar | FA2 bar |")
+        peers[(m[1], int(m[2]), m[4], int(m[3]))].append(float(m[5]))
+        if rounds:
+            rounds[-1][1][(m[1], int(m[2]), m[4], int(m[3]))] = float(m[5])
+print(f"| d | causal | S | flashtile (mean of runs) | cuDNN (mean) | FA2 (mean) | ÷ cuDNN | ÷ FA2 | cuDNN bar | FA2 bar |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 rc, rf, met_c, met_f = [], [], 0, 0
 for key in sorted(ours):
@@ -30,6 +38,7 @@ for key in sorted(ours):
     cud, fa2 = peers.get(("cudnn", d, c, s)), peers.get(("flash2", d, c, s))
     if not cud or not fa2:
         continue
+    cud, fa2 = sum(cud) / len(cud), sum(fa2) / len(fa2)
     a, b = tf / cud, tf / fa2
     ok_c, ok_f = a >= (CUDNN_BAR_LONG if s >= LONG_FROM else CUDNN_BAR_SHORT), b >= FA2_BAR
     rc.append(a), rf.append(b)
@@ -42,3 +51,10 @@ geo = lambda x: math.exp(sum(map(math.log, x)) / len(x))
 if rc:
     print(f"\n{name}: {geo(rc):.3f}x cuDNN, {geo(rf):.3f}x FA2 (geomeans); cuDNN bar met in {met_c} of {len(rc)} "
           f"cells, FA2's {FA2_BAR}x in {met_f} of {len(rc)}")
+rounds = [r for r in rounds if r[1]]
+if len(rounds) > 1:
+    print()
+    for i, (o, pr) in enumerate(rounds, 1):
+        cells = [(k, v / pr[("flash2",) + k]) for k, v in sorted(o.items()) if ("flash2",) + k in pr]
+        miss = [f"d{k[0]} {k[1]} {k[2]} {r:.2f}" for k, r in cells if r < FA2_BAR]
+        print(f"round {i}: FA2's {FA2_BAR}x in {len(cells) - len(miss)} of {len(cells)}; missed: {', '.join(miss)}")
