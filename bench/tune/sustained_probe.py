@@ -2,7 +2,7 @@
 """Why one launch is faster than back-to-back launches (session 20 call 2: d128 non-causal 16k ran at 705 TFLOP/s in
 one launch under ncu, 614-643 back to back; cuDNN 685 against 606-614). Under torch.profiler (CUPTI kernel
 timestamps, no replay), each of flashtile (Python binding, sm90) and cuDNN (PyTorch SDPA) runs one launch after a
-second of idle, then N launches back to back; per kernel: its duration and the gap before it. If the back-to-back
+second of idle, then N launches back to back (FlashAttention-2 through SDPA too, since session 32); per kernel: its duration and the gap before it. If the back-to-back
 kernels take longer than the isolated one, the kernel itself slows under load (clock, power, heat); if they take the
 same time, the loss is in the gaps between launches.
 
@@ -45,7 +45,13 @@ def run_cudnn():
                                                          is_causal=bool(causal))
 
 
-impls = [("cudnn", run_cudnn, ("cudnn", "fmha", "sdpa", "flash"))]
+def run_fa2():
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        torch.nn.functional.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                         is_causal=bool(causal))
+
+
+impls = [("cudnn", run_cudnn, ("cudnn", "fmha", "sdpa", "flash")), ("fa2", run_fa2, ("flash",))]
 try:
     import flashtile
 

@@ -4,7 +4,9 @@
 // LSE poisoned with NaN before each run (plus a guard region after them that must stay poisoned); compared with a
 // double-accumulating host reference: ‖out−ref‖/‖ref‖ <= 1e-2 (bf16) / 2e-3 (f16), the LSE within 1e-3 of it (relative
 // past 1, as in conformance); LSE rows with no visible key must be -inf and their output 0. Where a call without the LSE
-// runs another kernel (sm90_kind: d64's lazy mode 4), the case runs that one too and checks its output. Timing: d=128 bf16 B=1 H=16 S=16384, non-causal and causal, CUDA events around batches of 10 back-to-back launches after a 100 ms warm-up, median of 7 batches.
+// runs another kernel (sm90_kind: d64's lazy mode 4), the case runs that one too and checks its output. Four dynamic
+// launches also run repeated on one stream, on two streams at once and from a captured graph, each O bit-equal to the
+// first (run_streams: the scheduler's counter). Timing: d=128 bf16 B=1 H=16 S=16384, non-causal and causal, CUDA events around batches of 10 back-to-back launches after a 100 ms warm-up, median of 7 batches.
 // --grid times the peer grid instead: bf16, B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not, once
 // persistent (--ctas #SMs) and once with one CTA per tile (--ctas -1). --ctas N forces the grid (N > 0: at most N CTAs,
 // so each loops over many tiles; N < 0: one CTA per tile) for the correctness list. --head-group N (N > 0) orders causal
@@ -212,6 +214,86 @@ bool run_case(const Case& c, std::mt19937& rng) {
 }
 
 bool run(const Case& c, std::mt19937& rng) { return c.bf16 ? run_case<__nv_bfloat16>(c, rng) : run_case<__half>(c, rng); }
+
+// The dynamic scheduler's counter across launches (sm90_run: a zeroed counter of each launch's own, stream-ordered, so
+// also inside a captured graph). The same call repeated on one stream, on two streams at once, and replayed from a
+// CUDA graph between direct launches on both: each O must equal the first launch's bit for bit (a tile's result does
+// not depend on which CTA takes it). A counter shared by launches in flight, or not zero at a launch's start, would
+// hand tiles twice or not at all, leaving rows of O poisoned (NaN); the first launch writes every row (checked).
+bool run_streams(const Case& c, std::mt19937& rng) {
+  using T = __nv_bfloat16;
+  const std::size_t nq = std::size_t(c.B) * c.Sq * c.Hq * c.D, nk = std::size_t(c.B) * c.Sk * c.Hkv * c.D;
+  std::vector<T> hq, hk, hv;
+  std::vector<float> f;
+  fttest::random16(hq, f, nq, rng, 2.0f);
+  fttest::random16(hk, f, nk, rng);
+  fttest::random16(hv, f, nk, rng);
+  dev_buf<T> dq(nq), dk(nk), dv(nk), o0(nq), o1(nq), o2(nq), o3(nq);
+  dq.upload(hq), dk.upload(hk), dv.upload(hv);
+  cudaStream_t s1, s2;
+  FT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  FT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  auto launch = [&](dev_buf<T>& o, cudaStream_t st) {
+    FwdParams p = make_params(c, dq.p, dk.p, dv.p, o.p, nullptr);
+    p.stream = st;
+    FT_CUDA(cudaMemsetAsync(o.p, 0xFF, nq * sizeof(T), st));  // NaN
+    flashtile::cuda::sm90_fwd_launch(p);
+  };
+  int nan = 0, differ = 0, runs = 0;
+  std::vector<T> ref;
+  auto check = [&](dev_buf<T>& o) {
+    const std::vector<T> got = o.download();
+    ++runs;
+    differ += std::memcmp(got.data(), ref.data(), nq * sizeof(T)) != 0;
+  };
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  try {
+    launch(o0, nullptr);
+    FT_CUDA(cudaDeviceSynchronize());
+    ref = o0.download();
+    for (const T& x : ref) nan += std::isnan(fttest::from16(x));
+    for (int i = 0; i < 3; ++i) {  // one stream, back to back
+      launch(o1, s1);
+      FT_CUDA(cudaStreamSynchronize(s1));
+      check(o1);
+    }
+    for (int i = 0; i < 3; ++i) {  // two streams at once, each launch on its own output
+      launch(o1, s1);
+      launch(o2, s2);
+      FT_CUDA(cudaDeviceSynchronize());
+      check(o1), check(o2);
+    }
+    FT_CUDA(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    launch(o3, s1);
+    FT_CUDA(cudaStreamEndCapture(s1, &graph));
+    FT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < 3; ++i) {  // the graph on s2 beside direct launches on s1, then on s1 between them
+      launch(o1, s1);
+      FT_CUDA(cudaGraphLaunch(exec, s2));
+      launch(o2, s1);
+      FT_CUDA(cudaDeviceSynchronize());
+      check(o1), check(o2), check(o3);
+      FT_CUDA(cudaGraphLaunch(exec, s1));
+      launch(o1, s1);
+      FT_CUDA(cudaDeviceSynchronize());
+      check(o1), check(o3);
+    }
+  } catch (const std::exception& e) {
+    std::printf("FAIL streams %s\n", e.what());
+    return false;
+  }
+  FT_CUDA(cudaGraphExecDestroy(exec));
+  FT_CUDA(cudaGraphDestroy(graph));
+  FT_CUDA(cudaStreamDestroy(s1));
+  FT_CUDA(cudaStreamDestroy(s2));
+  const bool ok = nan == 0 && differ == 0;
+  std::printf("%s streams and a graph: B=%d Sq=%d Sk=%d Hq=%d Hkv=%d d=%d %s: first launch NaN=%d, %d of %d later "
+              "launches differ %s\n", ok ? "ok  " : "FAIL", c.B, c.Sq, c.Sk, c.Hq, c.Hkv, c.D,
+              c.causal ? "causal" : "full", nan, differ, runs,
+              flashtile::cuda::sm90_fwd_name(make_params(c, nullptr, nullptr, nullptr, nullptr, nullptr)).c_str());
+  return ok;
+}
 
 // dispatched: this launch mode is the one the library picks for the cell (marked in the line, for parse_grid.py).
 void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", bool dispatched = false) {
@@ -450,6 +532,14 @@ int main(int argc, char** argv) {
       ++total;
       fails += !run(c, rng);
     }
+    // The scheduler's counter across streams and a graph, in dynamic launches with more tiles than SMs: d64's small
+    // kernel, d128's non-causal short kernel, d64 causal's short one and d128 causal's (the scheduler past 512 keys).
+    if (!tiny)
+      for (const Case& c : {Case{4, 700, 700, 16, 4, 64, true, false, 0}, Case{4, 1000, 1000, 16, 4, 128, true, false, 0},
+                            Case{2, 3000, 3000, 16, 4, 64, true, true, 0}, Case{2, 2000, 2000, 16, 4, 128, true, true, 0}}) {
+        ++total;
+        fails += !run_streams(c, rng);
+      }
     // A seq stride that breaks TMA's 16-byte rule must be refused with a reason, not run.
     {
       Case c{1, 64, 64, 1, 1, 128, true, false, 4};
