@@ -148,6 +148,11 @@ uint ft_q_base(uint b, uint row, uint h) { return pc.q_off + b * pc.q_sb + row *
 uint ft_k_base(uint b, uint key, uint hk) { return pc.k_off + b * pc.k_sb + key * pc.k_ss + hk * pc.k_sh; }
 uint ft_v_base(uint b, uint key, uint hk) { return pc.v_off + b * pc.v_sb + key * pc.v_ss + hk * pc.v_sh; }
 uint ft_o_base(uint b, uint row, uint h) { return pc.o_off + b * pc.o_sb + row * pc.o_ss + h * pc.o_sh; }
+// A row's epilogue from its softmax sum l (log2-domain max m): a row that saw no key has l == 0 exactly (every P is
+// exp2(-inf)) and gives O = 0, LSE -inf. Tested as l == 0, not l > 0, so that NaN in l (NaN in q, k or v) stays NaN
+// in O and LSE instead of reading as "no key".
+float ft_inv_l(float l) { return l == 0.0 ? 0.0 : 1.0 / l; }
+float ft_lse2(float m, float l) { return l == 0.0 ? FT_NEG_INF : m + log2(l); }
 // LSE is f32 [B, Hq, Sq] contiguous.
 uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h) * pc.Sq + row; }
 

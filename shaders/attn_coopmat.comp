@@ -349,7 +349,7 @@ void accumulate_pv(bool rescale) {
 
 // LSE of a row from its sum l and max m (log2 domain): natural log to lse, or log2 to this split's record.
 void store_lse(uint split, uint row, float l, float m) {
-  float lse2 = l > 0.0 ? m + log2(l) : FT_NEG_INF;
+  float lse2 = ft_lse2(m, l);
   if (pc.n_splits > 1u) {
     scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
   } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
@@ -364,7 +364,7 @@ void store_output(uint split, float m_run[RPT], float l_run[RPT]) {
   float inv_l[RPT];
   [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
     float l = subgroup_row_sum(l_run[rr]);
-    inv_l[rr] = l > 0.0 ? 1.0 / l : 0.0;
+    inv_l[rr] = ft_inv_l(l);
     const uint row = sg_row0 + rr * ROWS_PASS + lane / SEGS;
     if (seg == 0u && row < pc.Sq) store_lse(split, row, l, m_run[rr]);
   }
@@ -406,7 +406,7 @@ void store_output_regs(uint split) {
   [[unroll]] for (uint hh = 0u; hh < 2u; ++hh) {
     float l = f_l[hh] + subgroupShuffleXor(f_l[hh], 1u);
     l += subgroupShuffleXor(l, 2u);
-    inv[hh] = l > 0.0 ? 1.0 / l : 0.0;
+    inv[hh] = ft_inv_l(l);
     const uint row = sg_row0 + (lane >> 2) + 8u * hh;
     if ((lane & 3u) == 0u && row < pc.Sq) store_lse(split, row, l, f_m[hh]);
   }

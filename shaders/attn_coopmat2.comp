@@ -120,7 +120,7 @@ float alpha_op(const in uint r, const in uint c, const in float m_old, const in 
   return exp2(m_old - (m_new == FT_NEG_INF ? 0.0 : m_new));
 }
 float max2_op(const in uint r, const in uint c, const in float a, const in float b) { return max(a, b); }
-float inv_op(const in uint r, const in uint c, const in float l) { return l > 0.0 ? 1.0 / l : 0.0; }
+float inv_op(const in uint r, const in uint c, const in float l) { return ft_inv_l(l); }
 
 uint b, h, hk, m0, split;
 uint kv_end;      // keys >= kv_end are out of this workgroup's range (ragged end, causal limit, split end)
@@ -147,9 +147,9 @@ float store_lse_op(const in uint r, const in uint c, const in float l, const in 
   uint row = m0 + r;
   if (c == 0u && row < pc.Sq) {
 #ifdef FT_O_F16
-    float lse2 = l > 0.0 ? m + o_shift + log2(l) : FT_NEG_INF;
+    float lse2 = ft_lse2(m + o_shift, l);
 #else
-    float lse2 = l > 0.0 ? m + log2(l) : FT_NEG_INF;
+    float lse2 = ft_lse2(m, l);
 #endif
     if (pc.n_splits > 1u) {
       scratch_data[ft_scratch_record(b, h, row, split) + D] = lse2;

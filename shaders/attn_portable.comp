@@ -182,8 +182,8 @@ void store_output(vec4 acc[MAX_ROWS], float m, float l) {
   uint r = gl_LocalInvocationID.x / TPR, lane = gl_LocalInvocationID.x % TPR;
   float l_row = row_sum(l);
   // log2-domain LSE of this row (or split); -inf when no key was visible.
-  float lse2 = l_row > 0.0 ? m + log2(l_row) : FT_NEG_INF;
-  if (lane == 0u) sh_alpha[r] = l_row > 0.0 ? 1.0 / l_row : 0.0;
+  float lse2 = ft_lse2(m, l_row);
+  if (lane == 0u) sh_alpha[r] = ft_inv_l(l_row);
   uint row = g_m0 + r;
   if (lane == 0u && row < pc.Sq) {
     if (pc.n_splits > 1u) {

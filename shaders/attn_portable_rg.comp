@@ -260,8 +260,8 @@ void store_output() {
     uint row = row_of(i);
     float l_row = group_sum(g_l[i]);
     if (row < pc.Sq) {  // not `continue`: a loop with one can be left rolled (g_o then in local memory)
-      float lse2 = l_row > 0.0 ? g_m[i] + log2(l_row) : FT_NEG_INF;  // log2 domain; -inf when no key was visible
-      float inv = l_row > 0.0 ? 1.0 / l_row : 0.0;
+      float lse2 = ft_lse2(g_m[i], l_row);
+      float inv = ft_inv_l(l_row);
       if (g_lane == 0u) {
         if (pc.n_splits > 1u) scratch_data[ft_scratch_record(g_b, g_h, row, ft_split()) + HEAD_DIM] = lse2;
         else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) lse_data[ft_lse_index(g_b, g_h, row)] = lse2 * FT_LN2;

@@ -83,8 +83,8 @@ void accumulate_pv(const float p[MAX_BN], float alpha, inout vec4 o[C]) {
 
 void store_output(const vec4 o[C], float m, float l) {
   if (g_row >= pc.Sq) return;
-  float inv = l > 0.0 ? 1.0 / l : 0.0;
-  float lse2 = l > 0.0 ? m + log2(l) : FT_NEG_INF;  // log2 domain; -inf when no key was visible
+  float inv = ft_inv_l(l);
+  float lse2 = ft_lse2(m, l);
   if (pc.n_splits > 1u) {
     uint rec = ft_scratch_record(g_b, g_h, g_row, ft_split());
     if (g_lane == 0u) scratch_data[rec + HEAD_DIM] = lse2;

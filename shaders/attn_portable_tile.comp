@@ -181,8 +181,8 @@ void store_output(float m, float l) {
     [[unroll]] for (uint i = 0u; i < TPR; ++i) l_row += sh_red[r * TPR + i];
   }
   if (lane == 0u) {
-    float lse2 = l_row > 0.0 ? m + log2(l_row) : FT_NEG_INF;  // log2 domain; -inf when no key was visible
-    sh_alpha[r] = l_row > 0.0 ? 1.0 / l_row : 0.0;
+    float lse2 = ft_lse2(m, l_row);
+    sh_alpha[r] = ft_inv_l(l_row);
     if (row < pc.Sq) {
       if (pc.n_splits > 1u) scratch_data[ft_scratch_record(g_b, g_h, row, ft_split()) + HEAD_DIM] = lse2;
       else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) lse_data[ft_lse_index(g_b, g_h, row)] = lse2 * FT_LN2;

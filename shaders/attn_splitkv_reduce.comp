@@ -13,9 +13,9 @@ void main() {
   float m_use = mx == FT_NEG_INF ? 0.0 : mx;
   float wsum = 0.0;
   for (uint s = 0u; s < pc.n_splits; ++s) wsum += exp2(scratch_data[ft_scratch_record(b, h, row, s) + HEAD_DIM] - m_use);
-  float inv = wsum > 0.0 ? 1.0 / wsum : 0.0;
+  float inv = ft_inv_l(wsum);
   if (gl_LocalInvocationID.x == 0u && (pc.flags & FT_FLAG_WRITE_LSE) != 0u)
-    lse_data[ft_lse_index(b, h, row)] = wsum > 0.0 ? (m_use + log2(wsum)) * FT_LN2 : FT_NEG_INF;
+    lse_data[ft_lse_index(b, h, row)] = ft_lse2(m_use, wsum) * FT_LN2;
   // Each thread writes column pairs (packed 16-bit storage writes whole pairs).
   for (uint c = 2u * gl_LocalInvocationID.x; c < HEAD_DIM; c += 2u * WG_SIZE) {
     vec2 o = vec2(0.0);

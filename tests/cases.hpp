@@ -4,6 +4,7 @@
 #include <flashtile/types.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct Case {
   // Every GPU path must run this case (f16/bf16, head dims 64/128/256); other cases may be refused with a reason.
   bool required = true;
   std::int64_t elem_offset = 0;  // q, k, v and out start this many elements into their buffers (alignment rules)
+  std::optional<float> scale;    // the softmax scale; default 1/sqrt(head_dim)
 
   double flops() const {
     const double f = 4.0 * static_cast<double>(batch * heads_q * seqlen_q * seqlen_k * head_dim);
@@ -26,7 +28,8 @@ struct Case {
     return std::string(to_string(dtype)) + " B" + std::to_string(batch) + " Sq" + std::to_string(seqlen_q) + " Sk" +
            std::to_string(seqlen_k) + " H" + std::to_string(heads_q) + "/" + std::to_string(heads_kv) + " D" +
            std::to_string(head_dim) + (causal ? " causal" : "") + (packed_qkv ? " packed" : "") +
-           (elem_offset ? " offset" + std::to_string(elem_offset) : "");
+           (elem_offset ? " offset" + std::to_string(elem_offset) : "") +
+           (scale ? " scale " + std::to_string(*scale) : "");
   }
 };
 

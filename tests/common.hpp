@@ -103,6 +103,10 @@ struct Inputs {
   float k_spike_scale = 12.0f;
   float qk_anti = 0.0f;
   float k_step_log2 = 0.0f;
+  // kv_tail > 0: k and v are views of Sk keys at the start of buffers of Sk + kv_tail keys a batch, the tail NaN.
+  std::int64_t kv_tail = 0;
+  // nan_q_row >= 0: q[0, nan_q_row, 0, 0] is NaN (that row's output and LSE must be NaN, every other row's finite).
+  std::int64_t nan_q_row = -1;
 };
 
 // Builds a case's tensors on `dev` with fresh normal(0,1) inputs from `seed` (or as `in` says); out and lse are
@@ -133,6 +137,16 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
     p.k = shifted(ks);
     p.v = shifted(ks);
     p.out = shifted(qs);
+  } else if (in.kv_tail > 0) {
+    const Shape bs = Shape::of(c.batch, c.seqlen_k + in.kv_tail, c.heads_kv, c.head_dim);
+    auto tailed = [&] {
+      Tensor b = Tensor::empty(dev, dt, bs);
+      return DevTensor{b, b.as_strided(ks, Strides::contiguous(bs), 0), 0};
+    };
+    p.q = contiguous(dev, dt, qs);
+    p.k = tailed();
+    p.v = tailed();
+    p.out = contiguous(dev, dt, qs);
   } else {
     p.q = contiguous(dev, dt, qs);
     p.k = contiguous(dev, dt, ks);
@@ -167,6 +181,7 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
       p.kv[i] = static_cast<std::int64_t>(i) / row % c.seqlen_k == 3 ? round_to(dt, k3) : 0.0f;
   }
   fill(p.v, p.vv, 1.0f, in.v_offset);
+  if (in.nan_q_row >= 0) p.qv[static_cast<std::size_t>(in.nan_q_row * c.heads_q * c.head_dim)] = std::numeric_limits<float>::quiet_NaN();
   // Write the three inputs into their base images (one image when packed), then upload.
   std::vector<std::byte> img;
   const Tensor* current = nullptr;
@@ -180,7 +195,7 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
     if (!current || current->storage() != t->base.storage()) {
       flush();
       current = &t->base;
-      img.assign(t->base.extent_bytes(), std::byte{0});
+      img.assign(t->base.extent_bytes(), in.kv_tail > 0 ? std::byte{0xFF} : std::byte{0});  // 0xFF: NaN past Sk
     }
     t->for_each([&](std::int64_t li, std::int64_t ei) { put(img.data(), dt, ei, (*values)[static_cast<std::size_t>(li)]); });
   }

@@ -44,7 +44,7 @@ std::string check_case(const Device& dev, Path path, const cases::Case& c, std::
   Options opt;
   opt.causal = c.causal;
   opt.path = path;
-  opt.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  opt.scale = c.scale.value_or(1.0f / std::sqrt(static_cast<float>(c.head_dim)));
   opt.allow_reduced_precision_accumulation = allow_reduced;
   Result r;
   try {
@@ -331,4 +331,163 @@ TEST_CASE("conformance: the default path and the reported path agree") {
     const Comparison cmp = compare(p, reference(p, 1.0f / 8.0f), false);
     CHECK(cmp.rel_error <= out_tolerance(c.dtype));
   }
+}
+
+// ---- Hostile inputs and random cases ---------------------------------------------------------------------------
+
+namespace {
+
+// Runs `list` on every selected path; a required case may not be refused.
+void check_list(const std::vector<std::pair<cases::Case, Inputs>>& list, const char* what, std::uint64_t seed) {
+  for (const Device& dev : selected_devices())
+    for (Path path : selected_paths(dev)) {
+      int ran = 0;
+      std::set<std::string> kernels;
+      for (std::size_t ci = 0; ci < list.size(); ++ci) {
+        const auto& [c, in] = list[ci];
+        INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name(), " ", what, ", seed ",
+             seed + ci);
+        const std::string refusal = check_case(dev, path, c, seed + ci, kernels, false, in);
+        if (refusal.empty()) ++ran;
+        else if (c.required) FAIL_CHECK("a required case was refused: ", refusal);
+      }
+      std::string names;
+      for (const std::string& k : kernels) names += (names.empty() ? "" : ", ") + k;
+      std::printf("conformance (%s): %s / %s: %d of %zu cases ran; kernels: %s\n", what, dev.info().name.c_str(),
+                  std::string(to_string(path)).c_str(), ran, list.size(), names.c_str());
+    }
+}
+
+std::uint64_t env_count(const char* name, std::uint64_t fallback) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::strtoull(e, nullptr, 10) : fallback;
+}
+
+// A random case: shapes odd and even, Sq != Sk, GQA/MQA, either mask, f16/bf16 (f32 and odd head dims now and then,
+// which paths may refuse), a scale of either sign (zero now and then) and an input magnitude; shrunk until the CPU
+// oracle's work stays small.
+std::pair<cases::Case, Inputs> random_case(std::mt19937_64& rng) {
+  auto pick = [&](std::uint64_t n) { return static_cast<std::int64_t>(rng() % n); };
+  auto length = [&]() -> std::int64_t {
+    switch (pick(4)) {
+      case 0: return 1 + pick(40);
+      case 1: return 1 + pick(300);
+      case 2: return 1 + pick(1100);
+      default: return 1000 + pick(1200);
+    }
+  };
+  cases::Case c;
+  const std::int64_t dims[] = {64, 128, 256};
+  c.head_dim = pick(5) == 0 ? 8 * (1 + pick(32)) : dims[pick(3)];
+  const int dt = static_cast<int>(pick(10));
+  c.dtype = dt < 5 ? DType::F16 : dt < 9 ? DType::BF16 : DType::F32;
+  c.required = c.dtype != DType::F32 && (c.head_dim == 64 || c.head_dim == 128 || c.head_dim == 256);
+  c.batch = 1 + pick(3);
+  c.seqlen_q = length();
+  c.seqlen_k = length();
+  c.heads_kv = 1 + pick(3);
+  c.heads_q = c.heads_kv * (std::int64_t{1} << pick(3));
+  c.causal = pick(2) == 1;
+  const float base = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float mag = base * (0.25f + 1.75f * static_cast<float>(rng() % 1000) / 1000.0f);
+  c.scale = pick(16) == 0 ? 0.0f : pick(2) ? -mag : mag;
+  while (c.flops() > 1.5e8) {
+    if (c.batch > 1) c.batch -= 1;
+    else if (c.heads_q > c.heads_kv) c.heads_q /= 2;
+    else if (c.heads_kv > 1) c.heads_q = c.heads_kv = c.heads_kv - 1;
+    else if (c.seqlen_q >= c.seqlen_k) c.seqlen_q = (c.seqlen_q + 1) / 2;
+    else c.seqlen_k = (c.seqlen_k + 1) / 2;
+  }
+  Inputs in;
+  const float magnitudes[] = {0.25f, 1.0f, 3.0f};
+  in.q_scale = magnitudes[pick(3)];
+  return {c, in};
+}
+
+}  // namespace
+
+// FLASHTILE_RANDOM_CASES cases (default 12) drawn from the run's seed: FLASHTILE_TEST_SEED repeats them.
+TEST_CASE("conformance: randomized cases") {
+  const std::uint64_t n = env_count("FLASHTILE_RANDOM_CASES", 12);
+  std::mt19937_64 rng(config().seed ^ 0x6a09e667f3bcc909ull);
+  std::vector<std::pair<cases::Case, Inputs>> list;
+  for (std::uint64_t i = 0; i < n; ++i) list.push_back(random_case(rng));
+  check_list(list, "randomized", config().seed + 20000);
+}
+
+// Softmax is defined for every finite scale: negative ones turn the row max into the row min of unscaled scores, zero
+// gives uniform weights over the visible keys (and must not make masked scores NaN).
+TEST_CASE("conformance: negative and zero scales") {
+  std::vector<std::pair<cases::Case, Inputs>> list;
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (float s : {-0.3f, 0.0f}) {
+        cases::Case c{2, 129, 17, 4, 2, d, causal, d == 128 ? DType::BF16 : DType::F16};
+        if (d == 64) c.seqlen_q = 637, c.seqlen_k = 621;
+        c.scale = s;
+        list.push_back({c, Inputs{}});
+      }
+  check_list(list, "scale <= 0", config().seed + 21000);
+}
+
+// Keys far past what one invocation may loop over on some drivers (llvmpipe ends a shader's loops after 65535
+// iterations): every key must count, on every path.
+TEST_CASE("conformance: long key sequences (Sk >= 100k)") {
+  const std::vector<std::pair<cases::Case, Inputs>> list = {
+      {cases::Case{1, 1, 150001, 2, 1, 64, false, DType::F16}, {}},
+      {cases::Case{1, 9, 100003, 2, 2, 128, true, DType::BF16}, {}},
+      {cases::Case{1, 33, 100000, 1, 1, 256, false, DType::F16}, {}},
+  };
+  check_list(list, "long Sk", config().seed + 22000);
+}
+
+// Keys past Sk (the view's end) never affect an output, even when k and v hold NaN there.
+TEST_CASE("conformance: NaN past the end of k and v never leaks") {
+  Inputs in;
+  in.kv_tail = 37;
+  check_inputs(in, "NaN past Sk", 70, 300, config().seed + 23000);
+}
+
+// NaN in q makes its row's output and LSE NaN (never 0 and -inf, the values of a row that sees no key), and no other
+// row's.
+TEST_CASE("conformance: NaN in q stays NaN, in its row alone") {
+  const std::int64_t nan_row = 37;
+  for (const Device& dev : selected_devices())
+    for (Path path : selected_paths(dev))
+      for (std::int64_t d : {64, 128, 256})
+        for (bool causal : {false, true}) {
+          const cases::Case c{1, 70, 300, 2, 1, d, causal, d == 128 ? DType::BF16 : DType::F16};
+          INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", c.name());
+          Inputs in;
+          in.nan_q_row = nan_row;
+          Problem p = make_problem(dev, c, config().seed + 24000, in);
+          Options opt;
+          opt.causal = causal;
+          opt.path = path;
+          attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+          const Reference ref = reference(p, 1.0f / std::sqrt(static_cast<float>(d)));
+          const std::vector<float> out = p.out.read(), lse = p.lse.read();
+          double num = 0, den = 0;
+          std::int64_t nan_ok = 0, finite_bad = 0;
+          for (std::int64_t i = 0; i < c.seqlen_q; ++i)
+            for (std::int64_t h = 0; h < c.heads_q; ++h) {
+              const bool poisoned = i == nan_row && h == 0;
+              const float l = lse[static_cast<std::size_t>(h * c.seqlen_q + i)];
+              if (poisoned) {
+                nan_ok += std::isnan(l);
+                for (std::int64_t e = 0; e < d; ++e) nan_ok += std::isnan(out[static_cast<std::size_t>((i * c.heads_q + h) * d + e)]);
+                continue;
+              }
+              finite_bad += !std::isfinite(l);
+              for (std::int64_t e = 0; e < d; ++e) {
+                const std::size_t k = static_cast<std::size_t>((i * c.heads_q + h) * d + e);
+                finite_bad += !std::isfinite(out[k]);
+                num += (out[k] - ref.out[k]) * static_cast<double>(out[k] - ref.out[k]);
+                den += static_cast<double>(ref.out[k]) * ref.out[k];
+              }
+            }
+          CHECK(nan_ok == d + 1);  // the row's LSE and every output element
+          CHECK(finite_bad == 0);
+          CHECK(std::sqrt(num / den) <= out_tolerance(c.dtype));
+        }
 }

@@ -463,6 +463,16 @@ void add_coopmat2(std::vector<ShaderVariant>& out, std::uint32_t d, DType dt, bo
       return "needs " + std::to_string(sh + c.cm2_reserved_shared_memory) + " bytes of shared memory";
     return "";
   };
+  // Id 25 takes the row max of unscaled scores and masks them to -inf before the scale: exact for scale > 0 only.
+  // The same tile unfolded follows the folded entries for the other scales.
+  const auto base_check = v.call_check;
+  auto folded_check = [](const std::function<std::string(const Caps&, const detail::AttnArgs&)>& inner) {
+    return [inner](const Caps& c, const detail::AttnArgs& a) -> std::string {
+      if (!(a.scale > 0.0f)) return "scale <= 0: id 25 folds the scale in after the row max (exact for scale > 0)";
+      return inner ? inner(c, a) : "";
+    };
+  };
+  if (opt.fold) v.call_check = folded_check(base_check);
   // Calls whose K/V tiles are all full (Sk a multiple of BLOCK_N) take an entry with one loop body (id 30)
   // first, on aligned f16 tensor loads, where that won: session 11 call 1 (bench/results/
   // 2026-11-30_h200_session11), twice interleaved against the peeled form: d128 causal +4.2/+2.2/+2.8% at
@@ -477,9 +487,23 @@ void add_coopmat2(std::vector<ShaderVariant>& out, std::uint32_t d, DType dt, bo
       if (!a.causal && d != 64) return "id 30 lost to the peeled form on non-causal d128 calls";
       return a.seqlen_k % bn == 0 ? "" : "seqlen_k is not a multiple of " + std::to_string(bn) + " (id 30)";
     };
+    if (opt.fold) full.call_check = folded_check(full.call_check);
     out.push_back(std::move(full));
   }
+  if (!opt.fold) {
+    out.push_back(std::move(v));
+    return;
+  }
+  ShaderVariant unfolded = v;
+  unfolded.kernel += "_unfolded";
+  for (auto& [id, value] : unfolded.extra_spec)
+    if (id == kSpecCm2FoldScale) value = 0;
+  unfolded.call_check = [base_check](const Caps& c, const detail::AttnArgs& a) -> std::string {
+    if (a.scale > 0.0f) return "scale > 0 runs the folded entry";
+    return base_check ? base_check(c, a) : "";
+  };
   out.push_back(std::move(v));
+  out.push_back(std::move(unfolded));
 }
 
 }  // namespace

@@ -31,11 +31,17 @@ struct CoopmatShape {
   bool saturating = false;
 };
 
+// llvmpipe's bound on the keys one invocation loops over (Caps::max_loop_keys; vk_instance.cpp says why): a quarter
+// of the fewest keys a portable variant was seen to lose keys past (d 256), so every loop's count has margin.
+constexpr std::uint32_t kLlvmpipeLoopKeys = 2048;
+
 // Stage 2 of capability gating: what the device offers and flashtile enabled on it.
 struct Caps {
   std::string name;
   std::uint32_t vendor_id = 0, device_id = 0, api_version = 0;
   bool software = false;  // VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe)
+  // Keys one invocation may loop over (0: no limit); calls with more are split (split-KV) or refused with the reason.
+  std::uint32_t max_loop_keys = 0;
 
   // Subgroups (compute stage).
   std::uint32_t subgroup_size = 0;

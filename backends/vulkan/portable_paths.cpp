@@ -250,6 +250,9 @@ ShaderVariant make_rg_variant(const RgConfig& c, const StorageMode& s, bool f16_
   ShaderVariant v = portable_variant(f16_pv ? "rgh_" : "rg_", s, c.wg, c.block_m, c.block_n);
   v.head_dims = {c.dim};
   if (f16_pv) v.dtypes = {DType::F16};
+  // f16 P·V sums round every product and partial sum to f16: about 2.5x the error of f32 sums, past the f16
+  // bound (row-relative 2.6e-3 on random cases), so only for calls that allow reduced-precision accumulation.
+  v.reduced_precision = f16_pv;
   v.needs_float16 = f16_pv;
   v.shared_bytes = c.block_n * c.dim * (f16_pv ? 4 + 2 : 4 + 4);  // K f32, V f32 or f16
   v.extra_spec = {{kSpecRgTpr, c.tpr}, {kSpecRgPrefetch, c.prefetch}};

@@ -45,6 +45,7 @@ std::atomic<double> g_last_gpu_ms{-1.0};
 constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::uint64_t kMaxIndex = 1ull << 32;  // uint indices in the shaders
+constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
 constexpr std::uint32_t kReduceWg = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -603,6 +604,7 @@ class VulkanDevice final : public detail::DeviceImpl {
         if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
       std::string r = call_reason(v, caps_, a);
       if (r.empty()) r = index_reason(a);
+      if (r.empty()) r = loop_reason(v, a);
       if (r.empty()) return &v;
       if (first_call.empty() || first_call.rfind("head_dim", 0) == 0) first_call = r;
     }
@@ -643,7 +645,8 @@ class VulkanDevice final : public detail::DeviceImpl {
            (a.causal ? ",causal" : "") + ",bm" + std::to_string(v.block_m) + ",bn" + std::to_string(v.block_n) + ">";
   }
 
-  // Split-KV when the grid alone would leave the device idle (decode-like shapes). FLASHTILE_VK_SPLITS=n forces n.
+  // Split-KV when the grid alone would leave the device idle (decode-like shapes), and at least enough splits that no
+  // invocation loops over more than Caps::max_loop_keys keys. FLASHTILE_VK_SPLITS=n asks for n.
   std::uint32_t choose_splits(const ShaderVariant& v, const detail::AttnArgs& a) const {
     if (!v.split_kv) return 1;
     const std::uint64_t row_tiles = (static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
@@ -655,10 +658,9 @@ class VulkanDevice final : public detail::DeviceImpl {
     } else {
       const std::uint64_t target =
           caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency()) : 512;  // ~4 workgroups per SM/CU
-      if (wgs >= target || kv_tiles < 4) return 1;
-      want = std::min<std::uint64_t>((target + wgs - 1) / wgs, kv_tiles / 2);
+      if (wgs < target && kv_tiles >= 4) want = std::min<std::uint64_t>((target + wgs - 1) / wgs, kv_tiles / 2);
     }
-    want = std::min<std::uint64_t>({want, kv_tiles, 256});
+    want = std::max(std::min<std::uint64_t>({want, kv_tiles, kMaxSplits}), loop_splits(v, a));
     if (want <= 1) return 1;
     const std::uint64_t per = (kv_tiles + want - 1) / want;
     std::uint64_t n = (kv_tiles + per - 1) / per;  // no empty split
@@ -668,6 +670,23 @@ class VulkanDevice final : public detail::DeviceImpl {
         scratch_floats(a.batch, a.heads_q, a.seqlen_q, n, a.head_dim) * 4 > caps_.max_storage_buffer_range)
       n = 1;
     return static_cast<std::uint32_t>(n);
+  }
+
+  // The fewest splits that keep every invocation within Caps::max_loop_keys keys (1 without a limit).
+  std::uint64_t loop_splits(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    if (caps_.max_loop_keys == 0) return 1;
+    const std::uint64_t kv_tiles = (static_cast<std::uint64_t>(a.seqlen_k) + v.block_n - 1) / v.block_n;
+    const std::uint64_t per = std::max<std::uint64_t>(1, caps_.max_loop_keys / v.block_n);
+    return (kv_tiles + per - 1) / per;
+  }
+
+  // "" when the splits chosen keep every invocation within Caps::max_loop_keys keys; else why the call cannot run.
+  std::string loop_reason(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    const std::uint64_t need = loop_splits(v, a);
+    if (need <= 1 || (v.split_kv && choose_splits(v, a) >= need)) return "";
+    return "seqlen_k " + std::to_string(a.seqlen_k) + " needs " + std::to_string(need) +
+           " key splits on this driver (it ends a shader's loops after 65535 iterations), more than the split-KV " +
+           "scratch buffer and grid allow for this call";
   }
 
   PipelineKey key_of(const ShaderVariant& v, const detail::AttnArgs& a) const {

@@ -221,6 +221,7 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
   VkPhysicalDeviceSubgroupSizeControlProperties pssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceCooperativeMatrix2PropertiesNV pcm2{FT_VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+  VkPhysicalDeviceDriverProperties pdrv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};  // core in 1.2
   VkPhysicalDeviceProperties props{};
   fn.vkGetPhysicalDeviceProperties(pd, &props);
   const bool v13 = props.apiVersion >= VK_API_VERSION_1_3;
@@ -230,7 +231,8 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   const char* stats_env = std::getenv("FLASHTILE_VK_PIPELINE_STATS");
   const bool has_pe = stats_env && std::string(stats_env) == "1" && has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   p2.pNext = &p11;
-  void** tail = &p11.pNext;
+  p11.pNext = &pdrv;
+  void** tail = &pdrv.pNext;
   if (has_ssc) { *tail = &pssc; tail = &pssc.pNext; }
   if (has_cm2) { *tail = &pcm2; tail = &pcm2.pNext; }
   fn.vkGetPhysicalDeviceProperties2(pd, &p2);
@@ -244,6 +246,11 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   c.device_id = props.deviceID;
   c.api_version = props.apiVersion;
   c.software = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  // llvmpipe (lavapipe) ends every loop of an invocation once the loops together have run 65535 iterations
+  // (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS, one counter for the whole shader), silently: a row would stop reading keys.
+  // The portable shaders run about 8 loop iterations a key at d 256 (measured: keys past 6000-8000 were lost), so
+  // no invocation may loop over more than kLlvmpipeLoopKeys keys there; split-KV covers the rest.
+  if (pdrv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) c.max_loop_keys = kLlvmpipeLoopKeys;
   c.subgroup_size = p11.subgroupSize;
   const bool sg_compute = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   const VkSubgroupFeatureFlags ops = sg_compute ? p11.subgroupSupportedOperations : 0;

@@ -288,3 +288,41 @@ TEST_CASE("coopmat2 table: O in f16 only for calls that allow reduced precision"
       CHECK_FALSE(bf->reduced_precision);
     }
 }
+
+// Id 25 (the scale folded in after the row max of unscaled scores) is exact for scale > 0 only: other scales take
+// the same tile unfolded.
+TEST_CASE("coopmat2 table: scales <= 0 take the unfolded form of the tile") {
+  const std::vector<ShaderVariant> table = coopmat2_variants();
+  const Caps c = nvidia_cm2_caps();
+  auto fold_of = [](const ShaderVariant& v) {
+    for (const auto& [id, value] : v.extra_spec)
+      if (id == kSpecCm2FoldScale) return value;
+    return 0u;
+  };
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (DType dt : {DType::F16, DType::BF16}) {
+        detail::AttnArgs a = call(d, 4096, causal);
+        a.dtype = dt;
+        for (detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) t->dtype = dt;
+        INFO("d ", d, causal ? " causal " : " ", to_string(dt));
+        const ShaderVariant* pos = pick(table, c, a);
+        REQUIRE(pos != nullptr);
+        CHECK(fold_of(*pos) == 1u);
+        for (float s : {-0.125f, 0.0f}) {
+          a.scale = s;
+          const ShaderVariant* neg = pick(table, c, a);
+          REQUIRE(neg != nullptr);
+          CHECK(fold_of(*neg) == 0u);
+          CHECK(neg->kernel == pos->kernel.substr(0, pos->kernel.find("_full")) + "_unfolded");
+        }
+      }
+}
+
+// The portable row-group shader's packed-f16 P·V sums (rgh) round every partial sum to f16: reduced precision.
+TEST_CASE("portable table: f16 P·V sums only for calls that allow reduced precision") {
+  for (const ShaderVariant& v : portable_variants()) {
+    INFO(v.kernel);
+    CHECK(v.reduced_precision == (v.kernel.find("_rgh_") != std::string::npos));
+  }
+}

@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     l.v[0][hh] = quad_sum(l.v[0][hh]);
-    inv.v[0][hh] = l.v[0][hh] > 0.f ? 1.f / l.v[0][hh] : 0.f;
+    inv.v[0][hh] = l.v[0][hh] == 0.f ? 0.f : 1.f / l.v[0][hh];  // == 0, not > 0: NaN in l stays NaN
   }
   const int valid_rows = int(imax(0, imin(Sq - row0, 16)));
 #pragma unroll
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
       const int r = (lane_id() >> 2) + hh * 8;
       if (r < valid_rows)
         p.lse[(std::int64_t(b) * p.heads_q + h) * Sq + row0 + r] =
-            l.v[0][hh] > 0.f ? (m.v[0][hh] + __log2f(l.v[0][hh])) * kLn2 : kNegInf;
+            l.v[0][hh] == 0.f ? kNegInf : (m.v[0][hh] + __log2f(l.v[0][hh])) * kLn2;
     }
   }
 }

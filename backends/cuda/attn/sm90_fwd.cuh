@@ -627,7 +627,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
-      inv_l.v[0][i] = l.v[0][i] > 0.0f ? 1.0f / l.v[0][i] : 0.0f;
+      inv_l.v[0][i] = l.v[0][i] == 0.0f ? 0.0f : 1.0f / l.v[0][i];  // == 0, not > 0: NaN in l stays NaN
     }
     // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2% (session 18 call 7).
     const Sm90Tile et = kCausal ? tt : tile_of(t);
@@ -648,7 +648,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q) lse[r] = l.v[0][i] > 0.0f ? (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2 : tl::kNegInf;
+        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
       }
     }
   };

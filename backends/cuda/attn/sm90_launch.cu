@@ -3,6 +3,7 @@
 #include <flashtile/types.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "attn/fwd_params.hpp"
@@ -28,6 +29,13 @@ std::string sm90_fwd_supports(const FwdParams& p) {
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "head_dim " + std::to_string(p.head_dim) + " not instantiated (64, 128, 256)";
   if (p.batch > 65535 || p.heads_q > 65535) return "batch or heads above 65535 (grid limit)";
+  // Row maxima and the masks act on unscaled scores, the scale folded into the exp2 afterwards: exact for scale > 0
+  // only (a negative scale turns the max into the min; a zero one makes masked -inf scores NaN).
+  if (!(p.scale > 0.0f)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "scale %g: the kernel needs scale > 0 (row maxima of unscaled scores)", p.scale);
+    return buf;
+  }
   struct Op {
     const char* name;
     const void* ptr;
