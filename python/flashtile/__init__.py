@@ -1,7 +1,9 @@
 """flashtile: exact attention (FlashAttention forward) on CUDA, Vulkan and the CPU, through the library's C API.
 
 ctypes only: no compiled extension, no dependency. The shared library is found through, in order, the environment
-variable FLASHTILE_LIBRARY (a file), a libflashtile.so next to this package, then the repository's build folders.
+variable FLASHTILE_LIBRARY (a file), the library a CMake install put this package next to (_library.py, written by
+the install), a libflashtile.so next to this package, the repository's build folders when this is the source tree,
+then the dynamic loader's own search (libflashtile.so.0 in LD_LIBRARY_PATH or a system library folder).
 
     out = flashtile.attention(q, k, v, causal=True)                 # PyTorch CUDA tensors [B, S, H, D]: no copies,
     out, lse = flashtile.attention(q, k, v, return_lse=True)        # runs on torch.cuda.current_stream()
@@ -141,6 +143,7 @@ Result = namedtuple("Result", "backend path kernel note asynchronous reduced_pre
 
 # ---- Loading the library. ------------------------------------------------------------------------------------------
 
+_SONAME = "libflashtile.so.0"
 _lib = None
 _lib_path = None
 _lib_lock = threading.Lock()
@@ -152,10 +155,17 @@ def _candidates() -> List[str]:
     if env:
         return [env]  # explicit: only that file, so a wrong setting fails loudly instead of loading another build
     here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        from . import _library  # written by `cmake --install`: the library installed with this package
+        out.append(os.path.normpath(os.path.join(here, _library.RELATIVE_PATH)))
+    except ImportError:
+        pass
     out += sorted(glob.glob(os.path.join(here, "libflashtile.so*")))
     root = os.path.dirname(os.path.dirname(here))  # python/flashtile -> repository root
-    for pattern in ("build/libflashtile.so", "build*/libflashtile.so", "build*/*/libflashtile.so"):
-        out += sorted(glob.glob(os.path.join(root, pattern)), key=os.path.getmtime, reverse=True)
+    if os.path.exists(os.path.join(root, "include", "flashtile", "version.hpp")):
+        for pattern in ("build/libflashtile.so", "build*/libflashtile.so", "build*/*/libflashtile.so"):
+            out += sorted(glob.glob(os.path.join(root, pattern)), key=os.path.getmtime, reverse=True)
+    out.append(_SONAME)  # a bare name: the dynamic loader searches LD_LIBRARY_PATH and the system folders
     return out
 
 
@@ -205,7 +215,7 @@ def _load():
             return _lib
         tried = []
         for path in _candidates():
-            if not os.path.exists(path):
+            if path != _SONAME and not os.path.exists(path):
                 tried.append(path + " (missing)")
                 continue
             try:

@@ -332,6 +332,18 @@ class ArgumentTest(unittest.TestCase):
         self.assert_invalid("path", flashtile.attention, self.q, self.q, self.q, backend="cpu", path="no_such")
 
 
+class PackagingTest(unittest.TestCase):
+    def test_pyproject_version_is_the_library_version(self):
+        # python/pyproject.toml takes its version from include/flashtile/version.hpp, as the library does.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        sys.path.insert(0, os.path.join(root, "python", "_build"))
+        try:
+            import flashtile_build
+        finally:
+            sys.path.pop(0)
+        self.assertEqual(flashtile_build.version(), flashtile.version())
+
+
 class HostCopyRouteTest(HostAttentionTest):
     """The same cases on the CPU through the route GPU devices take: owned tensors, upload, run, download."""
 
