@@ -12,8 +12,8 @@ build=${BUILD_DIR:-$root/build}
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 
 # Debian packages: Vulkan headers and loader, volk, lavapipe, validation layers, doctest, and what the glslang
-# build needs (dpkg-source, ninja, python3).
-pkgs=(cmake g++ ninja-build python3 dpkg-dev libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers
+# build needs (dpkg-source, ninja, python3); pkg-config for the installed-package check.
+pkgs=(cmake g++ ninja-build python3 pkg-config dpkg-dev libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers
       vulkan-validationlayers doctest-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done

@@ -104,6 +104,9 @@ struct PathCheck {
   std::string kernel;
   bool reduced_precision = false;
 };
-Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device);
+// `listed`: the device's own paths (DeviceInfo::paths), when `order` also checks paths it does not have (Vulkan checks
+// every path, CUDA a forced one it lacks): messages and notes then name only listed paths. Null: all of `order`.
+Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device,
+                 const std::vector<Path>* listed = nullptr);
 
 }  // namespace flashtile::detail

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -127,7 +128,19 @@ void fill_info(const flashtile::DeviceInfo& in, ft_device_info* out) {
 flashtile::Options to_options(const ft_options* o) {
   flashtile::Options opt;
   if (o == nullptr) return opt;
-  if (!std::isnan(o->scale)) opt.scale = o->scale;
+  if (o->has_scale == 1) {
+    opt.scale = o->scale;  // validation rejects NaN and +-Inf, naming options.scale
+  } else if (o->has_scale != 0) {
+    throw flashtile::Error(ErrorCode::InvalidArgument,
+                           "options.has_scale: must be 0 or 1, got " + std::to_string(o->has_scale));
+  } else if (o->scale != 0.0f) {
+    // Before 0.3 a NaN scale meant "default"; a scale set without has_scale would otherwise be ignored silently.
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", static_cast<double>(o->scale));
+    throw flashtile::Error(ErrorCode::InvalidArgument, std::string("options.scale: set to ") + value +
+                                                           " but options.has_scale is 0 (set has_scale = 1 to use "
+                                                           "it, or leave scale 0 for 1/sqrt(head_dim))");
+  }
   opt.causal = o->causal != 0;
   if (o->path != FT_PATH_DEFAULT) {
     if (o->path < 0 || o->path >= kNumPaths)
@@ -218,7 +231,6 @@ size_t ft_dtype_size(int d) { return d >= 0 && d < kNumDTypes ? flashtile::dtype
 ft_options ft_options_default(void) {
   ft_options o;
   std::memset(&o, 0, sizeof(o));
-  o.scale = std::nanf("");
   o.path = FT_PATH_DEFAULT;
   return o;
 }

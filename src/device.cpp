@@ -1,6 +1,7 @@
 // The device registry: each backend is enumerated once, lazily; Device::open picks from it.
 #include "backend.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 namespace flashtile {
@@ -107,24 +108,30 @@ void Device::sync() const { impl_->sync(); }
 
 namespace detail {
 
-Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device) {
+Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device,
+                 const std::vector<Path>* listed) {
+  auto has = [&](Path p) { return !listed || std::find(listed->begin(), listed->end(), p) != listed->end(); };
   if (forced) {
-    std::string known;
+    std::string known, why;
+    for (const PathCheck& c : order)
+      if (has(c.path)) known += (known.empty() ? "" : ", ") + std::string(to_string(c.path));
     for (const PathCheck& c : order) {
-      if (c.path != *forced) {
-        known += known.empty() ? "" : ", ";
-        known += to_string(c.path);
-        continue;
+      if (c.path != *forced) continue;
+      if (!has(c.path)) {
+        why = ": " + c.why_not;  // e.g. the extension the device lacks
+        break;
       }
       if (c.why_not.empty()) return Plan{true, c.path, c.kernel, {}, c.reduced_precision};
       throw Error(ErrorCode::Unsupported, "options.path: " + std::string(to_string(c.path)) + " cannot run this call on " +
                                               device + ": " + c.why_not);
     }
     throw Error(ErrorCode::Unsupported, "options.path: " + std::string(to_string(*forced)) +
-                                            " is not a path of device " + device + " (its paths: " + known + ")");
+                                            " is not a path of device " + device + " (its paths: " +
+                                            (known.empty() ? "none" : known) + ")" + why);
   }
   std::string note;
   for (const PathCheck& c : order) {
+    if (!has(c.path)) continue;  // a path the device does not have was never a candidate
     if (c.why_not.empty()) return Plan{true, c.path, c.kernel, note, c.reduced_precision};
     note += note.empty() ? "" : "\n";
     note += std::string(to_string(c.path)) + ": " + c.why_not;
@@ -132,6 +139,7 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   std::string flat = note;
   for (char& ch : flat)
     if (ch == '\n') ch = ';';
+  if (flat.empty()) flat = "it has no kernel path";
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
 }
 

@@ -176,9 +176,11 @@ TEST_CASE("bad input: options") {
   Options bad_scale;
   bad_scale.scale = std::numeric_limits<float>::quiet_NaN();
   expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, bad_scale, ErrorCode::InvalidArgument, "options.scale");
-  Options inf_scale;
-  inf_scale.scale = std::numeric_limits<float>::infinity();
-  expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, inf_scale, ErrorCode::InvalidArgument, "options.scale");
+  for (float inf : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+    Options inf_scale;
+    inf_scale.scale = inf;
+    expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, inf_scale, ErrorCode::InvalidArgument, "options.scale");
+  }
   int dummy = 0;
   Options stream;
   stream.cuda_stream = &dummy;
@@ -193,6 +195,27 @@ TEST_CASE("bad input: options") {
   Options forced;
   forced.path = Path::CudaSm90;
   expect_call_error(f, f.q, f.k, f.v, f.out, &f.lse, forced, ErrorCode::Unsupported, "options.path: cuda_sm90");
+}
+
+TEST_CASE("options: negative finite scales are valid") {
+  // q matches key 0 (logit scale * 8) and is orthogonal to key 1 (logit 0); v is 1 on key 0 only, so out is the
+  // softmax weight of key 0: 1 / (1 + exp(-8 * scale)), well below 1/2 for a negative scale.
+  Device cpu = Device::open(Backend::Cpu);
+  std::vector<float> q(8, 1.0f), k(16, 0.0f), v(16, 0.0f), out(8, -1.0f), lse(1, 0.0f);
+  for (int i = 0; i < 8; ++i) k[std::size_t(i)] = v[std::size_t(i)] = 1.0f;
+  auto wrap = [&](std::vector<float>& h, const Shape& s) {
+    return Tensor::wrap_host(cpu, h.data(), DType::F32, s, Strides::contiguous(s));
+  };
+  Tensor tq = wrap(q, Shape::of(1, 1, 1, 8)), tk = wrap(k, Shape::of(1, 2, 1, 8)), tv = wrap(v, Shape::of(1, 2, 1, 8));
+  Tensor to = wrap(out, Shape::of(1, 1, 1, 8)), tl = wrap(lse, Shape::of(1, 1, 1));
+  for (float scale : {-0.5f, -1e-3f, 0.0f, 0.25f}) {
+    Options opt;
+    opt.scale = scale;
+    attention_forward(tq, tk, tv, to, &tl, opt);
+    INFO("scale ", scale);
+    CHECK(out[0] == doctest::Approx(1.0 / (1.0 + std::exp(-8.0 * scale))).epsilon(1e-6));
+    CHECK(lse[0] == doctest::Approx(std::log(std::exp(8.0 * scale) + 1.0)).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("bad input: tensors on different devices") {

@@ -171,7 +171,7 @@ class CudaDevice final : public DeviceImpl {
         why = "not a CUDA path";
       order.push_back({*forced, why, ""});
     }
-    return choose_path(order, forced, info_.name + " (cuda:" + std::to_string(ordinal_) + ")");
+    return choose_path(order, forced, info_.name + " (cuda:" + std::to_string(ordinal_) + ")", &info_.paths);
   }
 
   void run(const Plan& plan, const AttnArgs& args) override {

@@ -266,7 +266,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       }
       order.push_back(std::move(c));
     }
-    return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")");
+    return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")", &info_.paths);
   }
 
   // Builds outside mu_ (seconds on a cold driver cache), so calls running on this device meanwhile, e.g. an

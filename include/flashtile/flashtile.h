@@ -70,9 +70,10 @@ typedef struct ft_device_info {
   char name[256];
 } ft_device_info;
 
-/* Options of one attention call. Initialize with ft_options_default() (scale NaN, path -1, the rest 0). */
+/* Options of one attention call. Initialize with ft_options_default() (path -1, the rest 0). */
 typedef struct ft_options {
-  float scale;             /* NaN: 1/sqrt(head_dim) */
+  float scale;             /* used when has_scale is 1: any finite value (negative too); NaN and +-Inf are
+                              FT_ERROR_INVALID_ARGUMENT. With has_scale 0 it must stay 0 */
   int causal;              /* bottom-right aligned when Sq != Sk: row i sees keys j <= i + Sk - Sq */
   int path;                /* an ft_path to force, or FT_PATH_DEFAULT (-1) */
   void* cuda_stream;       /* cudaStream_t: run asynchronously on this stream (CUDA devices). NULL: flashtile's own
@@ -80,6 +81,7 @@ typedef struct ft_options {
   void* vk_command_buffer; /* VkCommandBuffer in the recording state: record only, the caller submits */
   int allow_reduced_precision_accumulation; /* 1: paths may accumulate O in f16 where faster (Options in
                                                 attention.hpp says which and how far); 0 (default): never */
+  int has_scale; /* 1: use scale; 0 (default): 1/sqrt(head_dim). Since 0.3.0, when NaN stopped meaning "default" */
 } ft_options;
 
 typedef struct ft_result {

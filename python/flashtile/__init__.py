@@ -1,7 +1,9 @@
 """flashtile: exact attention (FlashAttention forward) on CUDA, Vulkan and the CPU, through the library's C API.
 
 ctypes only: no compiled extension, no dependency. The shared library is found through, in order, the environment
-variable FLASHTILE_LIBRARY (a file), a libflashtile.so next to this package, then the repository's build folders.
+variable FLASHTILE_LIBRARY (a file), the library a CMake install put this package next to (_library.py, written by
+the install), a libflashtile.so next to this package, the repository's build folders when this is the source tree,
+then the dynamic loader's own search (libflashtile.so.0 in LD_LIBRARY_PATH or a system library folder).
 
     out = flashtile.attention(q, k, v, causal=True)                 # PyTorch CUDA tensors [B, S, H, D]: no copies,
     out, lse = flashtile.attention(q, k, v, return_lse=True)        # runs on torch.cuda.current_stream()
@@ -19,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import math
+import operator
 import os
 import struct
 import threading
@@ -109,6 +112,7 @@ _DTYPE_FORMAT = {"f16": "e", "bf16": "H", "f32": "f"}  # struct formats (bf16 as
 _VIEW_FORMAT = {"f16": "H", "bf16": "H", "f32": "f"}  # memoryview.cast can't make 'e': 16-bit types as raw bits
 _FORMAT_DTYPE = {"e": "f16", "f": "f32"}
 _PATH_DEFAULT = -1
+_FLOAT32_MAX = 3.4028234663852886e38
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy
 
 # ---- The C structs. ------------------------------------------------------------------------------------------------
@@ -124,7 +128,7 @@ class _DeviceInfo(ctypes.Structure):
 class _Options(ctypes.Structure):
     _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int), ("path", ctypes.c_int),
                 ("cuda_stream", ctypes.c_void_p), ("vk_command_buffer", ctypes.c_void_p),
-                ("allow_reduced_precision_accumulation", ctypes.c_int)]
+                ("allow_reduced_precision_accumulation", ctypes.c_int), ("has_scale", ctypes.c_int)]
 
 
 class _Result(ctypes.Structure):
@@ -139,6 +143,7 @@ Result = namedtuple("Result", "backend path kernel note asynchronous reduced_pre
 
 # ---- Loading the library. ------------------------------------------------------------------------------------------
 
+_SONAME = "libflashtile.so.0"
 _lib = None
 _lib_path = None
 _lib_lock = threading.Lock()
@@ -150,10 +155,17 @@ def _candidates() -> List[str]:
     if env:
         return [env]  # explicit: only that file, so a wrong setting fails loudly instead of loading another build
     here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        from . import _library  # written by `cmake --install`: the library installed with this package
+        out.append(os.path.normpath(os.path.join(here, _library.RELATIVE_PATH)))
+    except ImportError:
+        pass
     out += sorted(glob.glob(os.path.join(here, "libflashtile.so*")))
     root = os.path.dirname(os.path.dirname(here))  # python/flashtile -> repository root
-    for pattern in ("build/libflashtile.so", "build*/libflashtile.so", "build*/*/libflashtile.so"):
-        out += sorted(glob.glob(os.path.join(root, pattern)), key=os.path.getmtime, reverse=True)
+    if os.path.exists(os.path.join(root, "include", "flashtile", "version.hpp")):
+        for pattern in ("build/libflashtile.so", "build*/libflashtile.so", "build*/*/libflashtile.so"):
+            out += sorted(glob.glob(os.path.join(root, pattern)), key=os.path.getmtime, reverse=True)
+    out.append(_SONAME)  # a bare name: the dynamic loader searches LD_LIBRARY_PATH and the system folders
     return out
 
 
@@ -203,7 +215,7 @@ def _load():
             return _lib
         tried = []
         for path in _candidates():
-            if not os.path.exists(path):
+            if path != _SONAME and not os.path.exists(path):
                 tried.append(path + " (missing)")
                 continue
             try:
@@ -235,6 +247,29 @@ def version() -> str:
     return _load().ft_version().decode()
 
 
+def _dtype_name(dtype, arg: str = "dtype") -> str:
+    """dtype checked against the names the library knows, as an InvalidArgument naming `arg` otherwise."""
+    if isinstance(dtype, str) and dtype in DTYPES:
+        return dtype
+    raise InvalidArgument("%s: unknown dtype %r (one of %s)" % (arg, dtype, ", ".join(DTYPES)))
+
+
+def _scale_value(scale) -> Optional[float]:
+    """None (the default, 1/sqrt(head_dim)) or a finite float; anything else is an InvalidArgument naming scale."""
+    if scale is None:
+        return None
+    if isinstance(scale, (bool, str, bytes)):
+        raise InvalidArgument("scale: needs a real number or None, got %r" % (scale,))
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        raise InvalidArgument("scale: needs a real number or None, got %r" % (scale,)) from None
+    # The library takes a 32-bit float: values beyond its range would arrive as infinities.
+    if not math.isfinite(value) or abs(value) > _FLOAT32_MAX:
+        raise InvalidArgument("scale: must be finite (as a 32-bit float), got %r" % (scale,))
+    return value
+
+
 def _backend_id(backend) -> int:
     if backend is None:
         return BACKENDS["auto"]
@@ -244,6 +279,16 @@ def _backend_id(backend) -> int:
         return BACKENDS[str(backend).lower()]
     except KeyError:
         raise InvalidArgument("backend: unknown name %r (one of %s)" % (backend, ", ".join(BACKENDS))) from None
+
+
+def _index(index) -> int:
+    try:
+        value = None if isinstance(index, bool) else operator.index(index)
+    except TypeError:
+        value = None
+    if value is None or not 0 <= value < 2 ** 31:  # the C API's int
+        raise InvalidArgument("index: needs a device index in [0, 2^31), got %r" % (index,))
+    return value
 
 
 def _path_id(path) -> int:
@@ -294,7 +339,7 @@ class Device:
     def __init__(self, backend="auto", index: int = 0):
         lib = _load()
         handle = ctypes.c_void_p()
-        _check(lib.ft_device_open(_backend_id(backend), int(index), ctypes.byref(handle)))
+        _check(lib.ft_device_open(_backend_id(backend), _index(index), ctypes.byref(handle)))
         self._handle = handle
         raw = _DeviceInfo()
         _check(lib.ft_device_info_get(handle, ctypes.byref(raw)))
@@ -302,7 +347,7 @@ class Device:
 
     @classmethod
     def get(cls, backend="auto", index: int = 0) -> "Device":
-        key = (_backend_id(backend), int(index))
+        key = (_backend_id(backend), _index(index))
         with cls._cache_lock:
             dev = cls._cache.get(key)
             if dev is None:
@@ -369,7 +414,8 @@ def _options(causal: bool, scale: Optional[float], path, stream: int = 0, comman
              reduced: bool = False) -> _Options:
     o = _Options()
     o.allow_reduced_precision_accumulation = 1 if reduced else 0
-    o.scale = float("nan") if scale is None else float(scale)
+    value = _scale_value(scale)
+    o.has_scale, o.scale = (0, 0.0) if value is None else (1, value)
     o.causal = 1 if causal else 0
     o.path = _path_id(path)
     o.cuda_stream = stream or None
@@ -402,8 +448,7 @@ class HostArray:
     and a dtype ('f16', 'bf16' or 'f32'). For formats memoryview can't name (bf16), or flat buffers (array.array)."""
 
     def __init__(self, buffer, shape: Sequence[int], dtype: str):
-        if dtype not in DTYPES:
-            raise InvalidArgument("dtype: unknown name %r (one of f16, bf16, f32)" % (dtype,))
+        dtype = _dtype_name(dtype)
         self.buffer, self.shape, self.dtype = buffer, tuple(int(s) for s in shape), dtype
         n = 1
         for s in self.shape:
@@ -415,6 +460,7 @@ class HostArray:
 
     @classmethod
     def empty(cls, shape: Sequence[int], dtype: str) -> "HostArray":
+        dtype = _dtype_name(dtype)
         n = 1
         for s in shape:
             n *= int(s)
@@ -423,7 +469,7 @@ class HostArray:
     @classmethod
     def from_floats(cls, values: Sequence[float], shape: Sequence[int], dtype: str) -> "HostArray":
         """Round Python floats to `dtype` (nearest even) into a new buffer."""
-        return cls(bytearray(_pack(values, dtype)), shape, dtype)
+        return cls(bytearray(_pack(values, _dtype_name(dtype))), shape, dtype)
 
     def view(self) -> memoryview:
         """A memoryview of the elements with this array's shape: 'f' for f32, 'H' (raw bits) for f16 and bf16."""
@@ -663,6 +709,9 @@ def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, retu
     and kernel ran, and whether it used reduced precision.
     """
     _load()
+    _scale_value(scale)  # argument errors before any conversion or upload
+    if dtype is not None:
+        dtype = _dtype_name(dtype)
     if _is_torch(q):
         return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, reduced=allow_reduced_precision)
     return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=allow_reduced_precision)

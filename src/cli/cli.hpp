@@ -3,6 +3,7 @@
 
 #include <flashtile/flashtile.hpp>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,7 +16,9 @@ class Args {
   Args(int argc, char** argv, int first, const std::vector<std::string>& flags, const std::vector<std::string>& valued);
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::string str(const std::string& name, const std::string& fallback) const;
-  long long integer(const std::string& name, long long fallback, long long min_value) const;
+  // An integer in [min_value, max_value]; anything else (overflow included) is an error naming the option.
+  long long integer(const std::string& name, long long fallback, long long min_value,
+                    long long max_value = std::numeric_limits<long long>::max()) const;
   double real(const std::string& name, double fallback) const;
 
  private:

@@ -1,12 +1,18 @@
 // flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem.
 #include "cli.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
 
 #if FLASHTILE_CLI_BENCH
 #include "bench_lib.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
 #endif
 
 namespace flashtile::cli {
@@ -53,13 +59,16 @@ std::string Args::str(const std::string& name, const std::string& fallback) cons
   return it == values_.end() ? fallback : it->second;
 }
 
-long long Args::integer(const std::string& name, long long fallback, long long min_value) const {
+long long Args::integer(const std::string& name, long long fallback, long long min_value, long long max_value) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(it->second.c_str(), &end, 10);
   if (it->second.empty() || *end != '\0') usage_error("--" + name + ": '" + it->second + "' is not an integer");
-  if (v < min_value) usage_error("--" + name + ": must be >= " + std::to_string(min_value) + ", got " + it->second);
+  if (errno == ERANGE || v < min_value || v > max_value)
+    usage_error("--" + name + ": " + it->second + " is out of range [" + std::to_string(min_value) + ", " +
+                std::to_string(max_value) + "]");
   return v;
 }
 
@@ -87,7 +96,7 @@ std::string json_escape(const std::string& s) {
 
 namespace {
 const char* kUsage =
-    "usage: flashtile <command> [options]\n"
+    "usage: flashtile <command> [options]    (flashtile --version: the version; <command> --help: this text)\n"
     "  info [--json]                       backends, devices, capabilities and the path each would take\n"
     "  run  [options]                      run one attention problem and report path, time, TFLOP/s\n"
     "       --batch N (1) --seq N (512) --seq-k N (= seq) --heads N (8) --heads-kv N (= heads) --dim N (64)\n"
@@ -96,13 +105,62 @@ const char* kUsage =
     "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n"
     "       --reduced-precision (allow O accumulated in f16 where a path offers it: vulkan_coopmat2, f16)\n"
     "  bench [options]                     the benchmark grid (flashtile bench --help)\n";
+
+bool is_help_flag(const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); }
+
+#if FLASHTILE_CLI_BENCH
+// bench_lib's usage names the standalone program, flashtile_bench, and exits: run it in a child whose output is
+// renamed for `flashtile bench`.
+int bench_help(int argc, char** argv) {
+  int fds[2];
+  std::fflush(stdout);
+  if (pipe(fds) != 0) return bench_main(argc, argv);
+  const pid_t child = fork();
+  if (child < 0) return bench_main(argc, argv);
+  if (child == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    std::exit(bench_main(argc, argv));
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  for (std::size_t at; (at = text.find("flashtile_bench")) != std::string::npos;) text.replace(at, 15, "flashtile bench");
+  std::fputs(text.c_str(), stdout);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
+#endif
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace flashtile;
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+  if (argc < 2 || is_help_flag(argv[1]) || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    // The version this program was built with; the library's too when another one was loaded.
+    const std::string built = std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor) + "." +
+                              std::to_string(kVersionPatch);
+    std::printf("flashtile %s", built.c_str());
+    if (built != version_string()) std::printf(" (library %s)", version_string());
+    std::printf("\n");
+    return 0;
+  }
+  const bool info_or_run = !std::strcmp(argv[1], "info") || !std::strcmp(argv[1], "run");
+  for (int i = 2; i < argc; ++i) {
+    if (info_or_run && is_help_flag(argv[i])) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+#if FLASHTILE_CLI_BENCH
+    if (!std::strcmp(argv[1], "bench") && is_help_flag(argv[i])) return bench_help(argc - 1, argv + 1);
+#endif
   }
   try {
     if (!std::strcmp(argv[1], "info")) return cli::cmd_info(argc, argv);

@@ -93,12 +93,15 @@ int cmd_info(int argc, char** argv) {
       path = "none";
       note = e.what();
     }
-    std::string paths;
-    for (Path p : info.paths) paths += (paths.empty() ? "" : ", ") + std::string(to_string(p));
+    std::string paths, paths_json;
+    for (Path p : info.paths) {
+      paths += (paths.empty() ? "" : ", ") + std::string(to_string(p));
+      paths_json += (paths_json.empty() ? "\"" : ",\"") + std::string(to_string(p)) + "\"";
+    }
     if (json) {
       js += std::string(first ? "" : ",") + "{\"backend\":\"" + std::string(to_string(info.backend)) +
             "\",\"index\":" + std::to_string(info.index) + ",\"name\":\"" + json_escape(info.name) +
-            "\",\"software\":" + (info.software ? "true" : "false") + ",\"paths\":\"" + paths + "\",\"caps\":{";
+            "\",\"software\":" + (info.software ? "true" : "false") + ",\"paths\":[" + paths_json + "],\"caps\":{";
       bool f2 = true;
       for (const auto& [k, v] : info.caps) {
         js += std::string(f2 ? "" : ",") + "\"" + json_escape(k) + "\":\"" + json_escape(v) + "\"";
@@ -139,16 +142,20 @@ int cmd_run(int argc, char** argv) {
   if (args.has("causal") && args.has("no-causal")) throw Error(ErrorCode::InvalidArgument, "--causal and --no-causal: pick one");
   p.causal = !args.has("no-causal");
   p.scale = static_cast<float>(args.real("scale", 1.0 / std::sqrt(double(p.D))));
+  // Checked here too so that the message names the option (beyond float's range is an infinity as well).
+  if (!std::isfinite(p.scale))
+    throw Error(ErrorCode::InvalidArgument, "--scale: must be a finite number, got " + args.str("scale", ""));
   const Backend backend = parse_backend(args.str("backend", "auto"));
-  const int device_index = static_cast<int>(args.integer("device", 0, 0));
+  constexpr long long kIntMax = std::numeric_limits<int>::max();
+  const int device_index = static_cast<int>(args.integer("device", 0, 0, kIntMax));
   const std::uint64_t seed = static_cast<std::uint64_t>(args.integer("seed", 1234, 0));
-  const int iters = static_cast<int>(args.integer("iters", 5, 1));
-  const int warmup = static_cast<int>(args.integer("warmup", 1, 0));
+  const int iters = static_cast<int>(args.integer("iters", 5, 1, kIntMax));
+  const int warmup = static_cast<int>(args.integer("warmup", 1, 0, kIntMax));
   const bool json = args.has("json");
 
   Options opt;
   opt.causal = p.causal;
-  opt.scale = p.scale;
+  if (args.has("scale")) opt.scale = p.scale;  // otherwise the library's default, which p.scale equals
   if (args.has("path")) opt.path = parse_path(args.str("path", ""));
   opt.allow_reduced_precision_accumulation = args.has("reduced-precision");
 

@@ -343,6 +343,64 @@ static void error_paths(ft_device* dev) {
   CHECK(ft_device_open(FT_BACKEND_CPU, 99, NULL) == FT_ERROR_INVALID_ARGUMENT, "NULL out");
 }
 
+/* options.scale: has_scale 0 is 1/sqrt(head_dim), has_scale 1 any finite value (negative too); NaN and +-Inf are
+ * rejected whatever has_scale says, and a scale set without has_scale is an error rather than silently ignored. */
+static void scale_options(ft_device* dev) {
+  enum { D = 8 };
+  int64_t qshape[4] = {1, 1, 1, D}, kshape[4] = {1, 2, 1, D};
+  float q[D], k[2 * D], v[2 * D], out[D];
+  ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL;
+  ft_options opt = ft_options_default();
+  const float bad[3] = {NAN, INFINITY, -INFINITY};
+  int i, has, unchanged;
+  float by_default;
+  ft_status s;
+
+  /* Key 0 matches q (logit scale * D), key 1 is orthogonal (logit 0); v picks out key 0's weight. */
+  for (i = 0; i < D; ++i) q[i] = 1.0f, k[i] = 1.0f, k[D + i] = 0.0f, v[i] = 1.0f, v[D + i] = 0.0f;
+  CHECK_OK(ft_tensor_wrap_host(dev, q, FT_DTYPE_F32, 4, qshape, NULL, &tq));
+  CHECK_OK(ft_tensor_wrap_host(dev, k, FT_DTYPE_F32, 4, kshape, NULL, &tk));
+  CHECK_OK(ft_tensor_wrap_host(dev, v, FT_DTYPE_F32, 4, kshape, NULL, &tv));
+  CHECK_OK(ft_tensor_wrap_host(dev, out, FT_DTYPE_F32, 4, qshape, NULL, &to));
+  CHECK(opt.has_scale == 0 && opt.scale == 0.0f, "ft_options_default: has_scale %d, scale %g", opt.has_scale,
+        (double)opt.scale);
+
+  CHECK_OK(ft_attention_forward(tq, tk, tv, to, NULL, &opt, NULL));
+  by_default = out[0];
+  CHECK(fabs(by_default - 1.0 / (1.0 + exp(-D / sqrt((double)D)))) < 1e-6, "default scale: out %g", (double)by_default);
+  opt.has_scale = 1;
+  opt.scale = -0.5f;
+  CHECK_OK(ft_attention_forward(tq, tk, tv, to, NULL, &opt, NULL));
+  CHECK(fabs(out[0] - 1.0 / (1.0 + exp(0.5 * D))) < 1e-6, "scale -0.5: out %g", (double)out[0]);
+  printf("scale default -> %.6f, scale -0.5 -> %.6f\n", (double)by_default, (double)out[0]);
+
+  for (has = 0; has <= 1; ++has)
+    for (i = 0; i < 3; ++i) {
+      int j;
+      opt.has_scale = has;
+      opt.scale = bad[i];
+      for (j = 0; j < D; ++j) out[j] = 12345.0f;
+      s = ft_attention_forward(tq, tk, tv, to, NULL, &opt, NULL);
+      CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "options.scale") != NULL,
+            "has_scale %d, scale %g: %s: %s", has, (double)bad[i], ft_status_name(s), ft_last_error());
+      unchanged = 1;
+      for (j = 0; j < D; ++j) unchanged &= out[j] == 12345.0f;
+      CHECK(unchanged, "a rejected scale wrote to out");
+      s = ft_attention_plan(tq, tk, tv, to, NULL, &opt, NULL);
+      CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "options.scale") != NULL, "plan: %s",
+            ft_last_error());
+    }
+  opt.has_scale = 0;
+  opt.scale = 0.5f; /* set, but has_scale forgotten */
+  s = ft_attention_forward(tq, tk, tv, to, NULL, &opt, NULL);
+  printf("scale 0.5 with has_scale 0 -> %s: %s\n", ft_status_name(s), ft_last_error());
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "has_scale") != NULL, "%s", ft_last_error());
+  opt.has_scale = 2;
+  s = ft_attention_forward(tq, tk, tv, to, NULL, &opt, NULL);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "options.has_scale") != NULL, "%s", ft_last_error());
+  ft_tensor_destroy(tq), ft_tensor_destroy(tk), ft_tensor_destroy(tv), ft_tensor_destroy(to);
+}
+
 /* Every GPU device (lavapipe included) on the bf16 cases with a required head dim, through owned tensors. */
 static void gpu_devices(const Case* cases, size_t n_cases) {
   int n = 0, i;
@@ -403,6 +461,7 @@ int main(void) {
   }
   packed_views(dev);
   error_paths(dev);
+  scale_options(dev);
   ft_device_destroy(dev);
   gpu_devices(cases, sizeof(cases) / sizeof(cases[0]));
   ft_device_destroy(NULL);

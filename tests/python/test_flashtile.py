@@ -118,6 +118,10 @@ class LibraryTest(unittest.TestCase):
     def test_device_open_errors(self):
         with self.assertRaises(flashtile.InvalidArgument):
             flashtile.Device("no_such_backend")
+        for index in ("x", 2 ** 32, -1, 1.5):
+            with self.assertRaises(flashtile.InvalidArgument) as ctx:
+                flashtile.Device("cpu", index)
+            self.assertIn("index", ctx.exception.message)
         with self.assertRaises(flashtile.Error) as ctx:
             flashtile.Device("cpu", 7)
         self.assertNotEqual(ctx.exception.code, 0)
@@ -189,6 +193,11 @@ class HostAttentionTest(unittest.TestCase):
 
     def test_bf16_custom_scale(self):
         self.run_case("bf16", (1, 5, 2, 64), (1, 17, 1, 64), causal=False, scale=0.3, seed=2)
+
+    def test_negative_scale(self):
+        # A negative finite scale is valid (it favours the least similar keys), never read as "default".
+        self.run_case("f32", (1, 5, 2, 64), (1, 9, 2, 64), causal=True, scale=-0.7, seed=8)
+        self.run_case("f16", (1, 4, 2, 64), (1, 6, 1, 64), causal=False, scale=-2.0, seed=9)
 
     def test_memoryview_inputs(self):
         self.run_case("f32", (1, 6, 2, 64), (1, 6, 2, 64), causal=True, kind="memoryview", return_lse=False, seed=3)
@@ -262,6 +271,77 @@ class HostAttentionTest(unittest.TestCase):
         with self.assertRaises(flashtile.Error) as ctx:
             flashtile.attention(q, q, q, backend=self.backend, path=other)
         self.assertTrue(ctx.exception.message)
+
+
+class ArgumentTest(unittest.TestCase):
+    """Bad arguments raise the binding's own errors (flashtile.Error subclasses) naming the argument."""
+
+    def setUp(self):
+        self.q = flashtile.HostArray.from_floats([0.25] * 2 * 64, (1, 2, 1, 64), "f32")
+
+    def assert_invalid(self, needle, fn, *args, **kwargs):
+        with self.assertRaises(flashtile.InvalidArgument) as ctx:
+            fn(*args, **kwargs)
+        e = ctx.exception
+        self.assertIsInstance(e, flashtile.Error)
+        self.assertEqual(e.code, flashtile.InvalidArgument.code)
+        self.assertIn(needle, e.message)
+        return e
+
+    def test_non_finite_scale(self):
+        for bad in (float("nan"), float("inf"), -float("inf"), 1e39):  # 1e39: beyond float32, an infinity there
+            e = self.assert_invalid("scale", flashtile.attention, self.q, self.q, self.q, scale=bad, backend="cpu")
+            self.assertIn("finite", e.message)
+
+    def test_scale_not_a_number(self):
+        for bad in ("abc", "0.5", b"1", True, [0.5], object()):
+            self.assert_invalid("scale", flashtile.attention, self.q, self.q, self.q, scale=bad, backend="cpu")
+
+    def test_scale_default_and_explicit(self):
+        # 1/sqrt(64) explicitly gives the default's result; zero and negative scales are valid values of their own.
+        default = flashtile.attention(self.q, self.q, self.q, backend="cpu", return_lse=True)[1].tolist()
+        explicit = flashtile.attention(self.q, self.q, self.q, backend="cpu", scale=0.125, return_lse=True)[1].tolist()
+        self.assertEqual(default, explicit)
+        # Two equal keys: lse = log(2) + scale * |q|^2 = log(2) + scale * 4.
+        for scale in (0.0, -0.5, 0.125):
+            _, lse = flashtile.attention(self.q, self.q, self.q, backend="cpu", scale=scale, return_lse=True)
+            for got in lse.tolist():
+                self.assertAlmostEqual(got, math.log(2.0) + scale * 4.0, places=5)
+
+    def test_library_rejects_nan_scale(self):
+        # Past the binding's own check: the C API itself refuses NaN (it no longer means "default").
+        dev = flashtile.Device.get("cpu")
+        t = [flashtile._create(dev, "f32", (1, 2, 1, 64)) for _ in range(4)]
+        for has_scale in (0, 1):
+            opts = flashtile._options(False, None, None)
+            opts.has_scale, opts.scale = has_scale, float("nan")
+            with self.assertRaises(flashtile.InvalidArgument) as ctx:
+                flashtile._forward(t + [None], opts)
+            self.assertIn("options.scale", ctx.exception.message)
+
+    def test_unknown_dtype(self):
+        raw = memoryview(bytearray(2 * 64 * 8)).cast("d", [1, 2, 1, 64])
+        self.assert_invalid("dtype", flashtile.attention, raw, raw, raw, dtype="f64", backend="cpu")
+        self.assert_invalid("dtype", flashtile.attention, self.q, self.q, self.q, dtype=16, backend="cpu")
+        self.assert_invalid("dtype", flashtile.HostArray, bytearray(8), (1, 1, 1, 1), "f64")
+        self.assert_invalid("dtype", flashtile.HostArray.empty, (1, 1, 1, 64), "f64")
+        self.assert_invalid("dtype", flashtile.HostArray.from_floats, [0.0], (1, 1, 1, 1), "f64")
+
+    def test_unknown_backend_and_path(self):
+        self.assert_invalid("backend", flashtile.attention, self.q, self.q, self.q, backend="tpu")
+        self.assert_invalid("path", flashtile.attention, self.q, self.q, self.q, backend="cpu", path="no_such")
+
+
+class PackagingTest(unittest.TestCase):
+    def test_pyproject_version_is_the_library_version(self):
+        # python/pyproject.toml takes its version from include/flashtile/version.hpp, as the library does.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        sys.path.insert(0, os.path.join(root, "python", "_build"))
+        try:
+            import flashtile_build
+        finally:
+            sys.path.pop(0)
+        self.assertEqual(flashtile_build.version(), flashtile.version())
 
 
 class HostCopyRouteTest(HostAttentionTest):

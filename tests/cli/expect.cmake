@@ -1,0 +1,15 @@
+# Runs CMD (arguments separated by |) and checks its exit status (RC), that its output (stdout and stderr) matches
+# MATCH and, if given, does not match FORBID. cmake -DCMD=... -DRC=... -DMATCH=... [-DFORBID=...] -P expect.cmake
+string(REPLACE "|" ";" cmd "${CMD}")
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(APPEND out "${err}")
+if(NOT rc STREQUAL "${RC}")
+  message(FATAL_ERROR "exit status ${rc}, expected ${RC}:\n${out}")
+endif()
+if(NOT out MATCHES "${MATCH}")
+  message(FATAL_ERROR "output does not match '${MATCH}':\n${out}")
+endif()
+if(DEFINED FORBID AND out MATCHES "${FORBID}")
+  message(FATAL_ERROR "output matches '${FORBID}':\n${out}")
+endif()
+message(STATUS "exit ${rc}:\n${out}")
