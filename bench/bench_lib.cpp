@@ -61,12 +61,13 @@ struct Args {
   std::vector<cases::Case> shapes;
   int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
   double warmup_ms = 200;                 // and at least this long (GPU clocks ramp up; Vulkan idles them)
+  bool help = false;
   std::string csv, json;
 };
 
-void usage(std::FILE* f) {
+void usage(std::FILE* f, const char* prog) {
+  std::fprintf(f, "usage: %s [options]\n", prog);
   std::fputs(
-      "usage: flashtile_bench [options]\n"
       "  Times attention_forward on the standard grid (bf16 and f16, hidden 2048: heads = 2048/d, batch x seqlen =\n"
       "  16384, seqlen 512..16384, d 64/128/256, causal and not) on every hardware device and each of its paths.\n"
       "  --backend cpu|cuda|vulkan[,..]  devices to run (default: every non-software device)\n"
@@ -173,8 +174,7 @@ Args parse_args(int argc, char** argv) {
     } else if (o == "--json") {
       a.json = value(i);
     } else if (o == "-h" || o == "--help") {
-      usage(stdout);
-      std::exit(0);
+      a.help = true;
     } else {
       throw Error(ErrorCode::InvalidArgument, "unknown option '" + o + "' (--help lists them)");
     }
@@ -631,16 +631,20 @@ std::string rows_to_json(const std::vector<Row>& rows, const std::string& comman
 
 }  // namespace flashtile::bench
 
-int bench_main(int argc, char** argv) {
+int bench_main(int argc, char** argv, const char* prog) {
   using namespace flashtile;
   using namespace flashtile::bench;
   Args a;
   try {
     a = parse_args(argc, argv);
   } catch (const Error& e) {
-    std::fprintf(stderr, "flashtile_bench: %s\n", e.what());
-    usage(stderr);
+    std::fprintf(stderr, "%s: %s\n", prog, e.what());
+    usage(stderr, prog);
     return 2;
+  }
+  if (a.help) {
+    usage(stdout, prog);
+    return 0;
   }
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
@@ -653,7 +657,7 @@ int bench_main(int argc, char** argv) {
       devices.push_back(d);
     }
   } catch (const Error& e) {
-    std::fprintf(stderr, "flashtile_bench: listing devices: %s\n", e.what());
+    std::fprintf(stderr, "%s: listing devices: %s\n", prog, e.what());
     return 1;
   }
   std::printf("flashtile_bench %s, %s\n", version_string(), date.c_str());

@@ -39,4 +39,5 @@ std::string rows_to_json(const std::vector<Row>& rows, const std::string& comman
 
 // Runs the benchmark with command-line arguments (argv[0] is the program name); returns the exit status:
 // 0 all cases ran or were refused with a reason, 1 a case failed, 2 bad usage.
-int bench_main(int argc, char** argv);
+// prog: the name usage and errors give (`flashtile bench` from the CLI).
+int bench_main(int argc, char** argv, const char* prog = "flashtile_bench");

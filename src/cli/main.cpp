@@ -10,9 +10,6 @@
 
 #if FLASHTILE_CLI_BENCH
 #include "bench_lib.hpp"
-
-#include <sys/wait.h>
-#include <unistd.h>
 #endif
 
 namespace flashtile::cli {
@@ -108,33 +105,6 @@ const char* kUsage =
 
 bool is_help_flag(const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); }
 
-#if FLASHTILE_CLI_BENCH
-// bench_lib's usage names the standalone program, flashtile_bench, and exits: run it in a child whose output is
-// renamed for `flashtile bench`.
-int bench_help(int argc, char** argv) {
-  int fds[2];
-  std::fflush(stdout);
-  if (pipe(fds) != 0) return bench_main(argc, argv);
-  const pid_t child = fork();
-  if (child < 0) return bench_main(argc, argv);
-  if (child == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    std::exit(bench_main(argc, argv));
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  for (std::size_t at; (at = text.find("flashtile_bench")) != std::string::npos;) text.replace(at, 15, "flashtile bench");
-  std::fputs(text.c_str(), stdout);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-#endif
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,15 +128,12 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     }
-#if FLASHTILE_CLI_BENCH
-    if (!std::strcmp(argv[1], "bench") && is_help_flag(argv[i])) return bench_help(argc - 1, argv + 1);
-#endif
   }
   try {
     if (!std::strcmp(argv[1], "info")) return cli::cmd_info(argc, argv);
     if (!std::strcmp(argv[1], "run")) return cli::cmd_run(argc, argv);
 #if FLASHTILE_CLI_BENCH
-    if (!std::strcmp(argv[1], "bench")) return bench_main(argc - 1, argv + 1);
+    if (!std::strcmp(argv[1], "bench")) return bench_main(argc - 1, argv + 1, "flashtile bench");
 #endif
     std::fprintf(stderr, "flashtile: unknown command '%s'\n%s", argv[1], kUsage);
     return 2;
