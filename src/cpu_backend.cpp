@@ -1,6 +1,7 @@
 // The CPU backend: a plain reference (double accumulation, no tiling), the oracle of every test and a real, slow
 // fallback. Work is split over (batch, head) pairs across threads.
 #include "backend.hpp"
+#include "checked.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -138,7 +139,11 @@ class CpuDevice final : public DeviceImpl {
   std::uint64_t max_index_elements() const override { return std::uint64_t{1} << 62; }
 
   std::uint64_t alloc(std::size_t bytes) override {
-    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    // aligned_alloc wants a multiple of the alignment; a rounding that wrapped would hand back a short block.
+    const std::string what = "bytes: cpu alloc of " + std::to_string(bytes) + " bytes";
+    const std::uint64_t padded = checked_round_up(std::max<std::size_t>(bytes, 1), 64, what + " wraps when rounded up");
+    const std::size_t rounded = checked_bytes(padded, what);
+    void* p = std::aligned_alloc(64, rounded);
     if (!p) throw Error(ErrorCode::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
     return reinterpret_cast<std::uint64_t>(p);
   }

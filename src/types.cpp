@@ -1,4 +1,6 @@
 // Names, parsing, shapes and host-side 16-bit float conversions.
+#include "checked.hpp"
+
 #include <flashtile/types.hpp>
 #include <flashtile/version.hpp>
 
@@ -59,19 +61,30 @@ Path parse_path(std::string_view s) { return parse_of(kPathNames, s, "path"); }
 std::size_t dtype_size(DType d) { return d == DType::F32 ? 4 : 2; }
 
 std::int64_t Shape::numel() const {
+  if (rank < 0 || rank > 4)
+    throw Error(ErrorCode::InvalidArgument, "shape: rank must be 0..4, got " + std::to_string(rank));
   std::int64_t n = 1;
-  for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
+  for (int i = 0; i < rank; ++i) {
+    if (dims[static_cast<std::size_t>(i)] < 0)
+      throw Error(ErrorCode::InvalidArgument, "shape: dimension " + std::to_string(i) + " must be >= 0, got " +
+                                                  std::to_string(dims[static_cast<std::size_t>(i)]));
+    n = detail::checked_mul(n, dims[static_cast<std::size_t>(i)], "shape: the element count exceeds 2^63 - 1");
+  }
   return n;
 }
 Shape Shape::of(std::int64_t a, std::int64_t b, std::int64_t c) { return Shape{3, {a, b, c, 0}}; }
 Shape Shape::of(std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) { return Shape{4, {a, b, c, d}}; }
 
 Strides Strides::contiguous(const Shape& s) {
+  detail::check_shape(s, "shape");
   Strides st;
   std::int64_t acc = 1;
   for (int i = s.rank - 1; i >= 0; --i) {
     st.dims[static_cast<std::size_t>(i)] = acc;
-    acc *= s.dims[static_cast<std::size_t>(i)];
+    if (i > 0)
+      acc = detail::checked_mul(acc, s.dims[static_cast<std::size_t>(i)],
+                                "shape: the contiguous stride of dimension " + std::to_string(i - 1) +
+                                    " exceeds 2^63 - 1");
   }
   return st;
 }

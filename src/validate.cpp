@@ -1,6 +1,8 @@
 // Every validation rule of attention_forward. tests/bad_input.cpp has one test per rule.
 #include "validate.hpp"
 
+#include "checked.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -44,8 +46,9 @@ struct Range {
 Range range_of(const Tensor& t) {
   const auto& s = *t.storage();
   const bool per_buffer = s.device->info().backend == Backend::Vulkan;
-  const std::uint64_t base = per_buffer ? s.offset : s.handle + s.offset;
-  return {per_buffer ? s.handle : 0, base, base + t.extent_bytes()};
+  const std::string what = "tensor: its byte range wraps past the end of the address space";
+  const std::uint64_t base = per_buffer ? s.offset : checked_add(s.handle, s.offset, what);
+  return {per_buffer ? s.handle : 0, base, checked_add<std::uint64_t>(base, t.extent_bytes(), what)};
 }
 bool overlaps(const Tensor& a, const Tensor& b) {
   const Range x = range_of(a), y = range_of(b);
@@ -61,7 +64,8 @@ bool self_overlapping(const Tensor& t) {
   std::int64_t extent = 1;  // elements spanned by the dimensions so far
   for (const auto& [stride, size] : dims) {
     if (stride < extent) return true;
-    extent = stride * (size - 1) + extent;
+    extent = checked_add(checked_mul(stride, size - 1, "out: strides span more than 2^63 - 1 elements"), extent,
+                         "out: strides span more than 2^63 - 1 elements");
   }
   return false;
 }
@@ -160,8 +164,9 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (!t) continue;
     const std::uint64_t n = t->extent_bytes() / dtype_size(t->dtype());
     const std::uint64_t off = t->storage()->offset / dtype_size(t->dtype());
-    if (n + off > max_index)
-      fail(ErrorCode::Overflow, std::string(name) + ": addresses " + std::to_string(n + off) + " elements; the " +
+    const std::uint64_t end = checked_add(n, off, std::string(name) + ": its offset plus extent exceed 2^64 elements");
+    if (end > max_index)
+      fail(ErrorCode::Overflow, std::string(name) + ": addresses " + std::to_string(end) + " elements; the " +
                                     std::string(to_string(backend)) + " kernels index at most " +
                                     std::to_string(max_index));
   }

@@ -2,9 +2,11 @@
 // names the argument, and that the output (and LSE) were not touched.
 #include <doctest/doctest.h>
 
+#include "backend.hpp"
 #include "common.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
@@ -164,11 +166,81 @@ TEST_CASE("bad input: sizes beyond the kernels' index types") {
   Tensor oh = Fixture::filled(Tensor::empty(cpu, DType::F16, Shape::of(1, 1, 1, 8)), 0x5A);
   Tensor ohv = oh.as_strided(huge, Strides{{0, 0, 0, 1}});
   expect_error([&] { attention_forward(qh, qh, qh, ohv); }, ErrorCode::Overflow, "seqlen_q", {&oh});
-  // Addressing more elements than the device's kernels index: a stride past 2^62 elements.
-  Tensor qs = Tensor::wrap_host(cpu, small.data(), DType::F16, Shape::of(2, 1, 1, 8),
-                                Strides{{std::int64_t{1} << 62, 8, 8, 1}});
-  Tensor o2 = Fixture::filled(Tensor::empty(cpu, DType::F16, Shape::of(2, 1, 1, 8)), 0x5A);
-  expect_error([&] { attention_forward(qs, qs, qs, o2); }, ErrorCode::Overflow, "q: addresses", {&o2});
+  // A stride past 2^62 f16 elements spans more than 2^63 - 1 bytes: refused when the view is made.
+  expect_error([&] {
+    (void)Tensor::wrap_host(cpu, small.data(), DType::F16, Shape::of(2, 1, 1, 8),
+                            Strides{{std::int64_t{1} << 62, 8, 8, 1}});
+  }, ErrorCode::Overflow, "strides: a tensor of shape [2, 1, 1, 8] with strides [4611686018427387904");
+}
+
+// Sizes and offsets whose arithmetic would wrap: each is refused with Overflow (InvalidArgument for dims < 1)
+// before any memory is allocated or touched.
+TEST_CASE("bad input: size arithmetic that would wrap") {
+  const Device cpu = Device::open(Backend::Cpu);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // The C API finding: 2^62 - 15 f32 elements are 2^64 - 60 bytes, which once wrapped to a 0-byte block.
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F32, Shape::of(1, 1, 4611686018427387889)); },
+               ErrorCode::Overflow, "shape: a tensor of shape [1, 1, 4611686018427387889] with strides");
+  // Dims near INT64_MAX; a contiguous stride that wraps; an element count of exactly 2^64 (wraps to 0).
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape::of(kMax, 2, 1, 8)); }, ErrorCode::Overflow, "shape:");
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape::of(1, kMax, kMax, 8)); }, ErrorCode::Overflow,
+               "shape: the contiguous stride of dimension 1");
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape::of(1 << 21, 1 << 21, 1 << 22)); },
+               ErrorCode::Overflow, "shape:");
+  expect_error([&] { (void)Shape::of(1 << 21, 1 << 21, 1 << 22).numel(); }, ErrorCode::Overflow,
+               "shape: the element count exceeds 2^63 - 1");
+  // Negative, zero and minimal dims, and ranks out of range.
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape::of(1, -5, 1, 8)); }, ErrorCode::InvalidArgument,
+               "shape: dimension 1 must be >= 1, got -5");
+  expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape::of(1, 1, std::numeric_limits<std::int64_t>::min())); },
+               ErrorCode::InvalidArgument, "shape: dimension 2 must be >= 1");
+  expect_error([&] { (void)Strides::contiguous(Shape::of(1, 0, 1, 8)); }, ErrorCode::InvalidArgument,
+               "shape: dimension 1 must be >= 1, got 0");
+  expect_error([&] { (void)Shape::of(2, -3, 1).numel(); }, ErrorCode::InvalidArgument, "shape: dimension 1");
+  for (int rank : {0, 5, -1}) {
+    expect_error([&] { (void)Tensor::empty(cpu, DType::F16, Shape{rank, {1, 1, 1, 8}}); }, ErrorCode::InvalidArgument,
+                 "shape: rank must be 1..4, got " + std::to_string(rank));
+  }
+  expect_error([&] { (void)Shape{9, {}}.numel(); }, ErrorCode::InvalidArgument, "shape: rank must be 0..4, got 9");
+
+  // Views of a poisoned tensor: huge strides, strides whose products' sum wraps, offsets whose bytes or whose sum
+  // with the extent wrap. None may touch the memory.
+  Tensor base = Fixture::filled(Tensor::empty(cpu, DType::F32, Shape::of(2, 1, 1, 8)), 0x5A);
+  const Shape s4 = Shape::of(2, 1, 1, 8);
+  expect_error([&] { (void)base.as_strided(s4, Strides{{kMax, 8, 8, 1}}); }, ErrorCode::Overflow,
+               "strides: a tensor of shape [2, 1, 1, 8] with strides [9223372036854775807", {&base});
+  const std::int64_t half = std::int64_t{1} << 61;
+  expect_error([&] { (void)base.as_strided(Shape::of(3, 3, 1, 8), Strides{{half, half, 8, 1}}); },
+               ErrorCode::Overflow, "strides: a tensor of shape [3, 3, 1, 8]", {&base});
+  expect_error([&] { (void)base.as_strided(s4, Strides::contiguous(s4), half); }, ErrorCode::Overflow,
+               "offset: 2305843009213693952 elements", {&base});
+  expect_error([&] { (void)base.as_strided(s4, Strides::contiguous(s4), half - 1); }, ErrorCode::Overflow,
+               "offset: 2305843009213693951 elements plus the view's 64 bytes exceed", {&base});
+  expect_error([&] { (void)base.as_strided(s4, Strides::contiguous(s4), -1); }, ErrorCode::InvalidArgument,
+               "offset: must be >= 0", {&base});
+
+  // Host memory whose byte range would wrap past the end of the address space.
+  auto* top = reinterpret_cast<void*>(~std::uintptr_t{0} - 15);
+  expect_error([&] { (void)Tensor::wrap_host(cpu, top, DType::F32, s4, Strides::contiguous(s4)); },
+               ErrorCode::Overflow, "ptr: the view's 64 bytes wrap");
+
+  // Copies of any size but extent_bytes() are refused, the largest included.
+  std::vector<std::byte> img(base.extent_bytes());
+  expect_error([&] { base.upload(img.data(), std::numeric_limits<std::size_t>::max()); },
+               ErrorCode::InvalidArgument, "bytes: upload needs exactly extent_bytes() = 64", {&base});
+  expect_error([&] { base.download(img.data(), std::numeric_limits<std::size_t>::max()); },
+               ErrorCode::InvalidArgument, "bytes: download needs exactly extent_bytes() = 64");
+}
+
+TEST_CASE("bad input: the CPU allocator refuses sizes whose rounding would wrap") {
+  const Device cpu = Device::open(Backend::Cpu);
+  for (std::size_t bytes : {std::numeric_limits<std::size_t>::max() - 59, std::numeric_limits<std::size_t>::max(),
+                            std::size_t{1} << 63}) {
+    expect_error([&] { (void)cpu.impl()->alloc(bytes); }, ErrorCode::Overflow, "bytes: cpu alloc of");
+  }
+  const std::uint64_t h = cpu.impl()->alloc(1);  // small sizes still work
+  CHECK(h != 0);
+  cpu.impl()->free(h);
 }
 
 TEST_CASE("bad input: options") {

@@ -2,6 +2,7 @@
 // over the kernel families (sm90 first on Hopper, then sm80) and launched through each family's launch layer.
 #include "attn/fwd_params.hpp"
 #include "backend.hpp"
+#include "checked.hpp"
 
 #include <cuda_runtime.h>
 
@@ -116,10 +117,12 @@ class CudaDevice final : public DeviceImpl {
   }
 
   std::uint64_t alloc(std::size_t bytes) override {
+    // Sizes past 2^63 - 1 would wrap in cudaMalloc's own rounding or in the kernels' int64 byte offsets.
+    const std::size_t n = checked_bytes(std::max<std::size_t>(bytes, 1), "bytes: cuda alloc");
     const DeviceScope scope(ordinal_);
     void* p = nullptr;
     // A zero-byte request still gets a distinct, valid handle.
-    check(cudaMalloc(&p, std::max<std::size_t>(bytes, 1)), "cuda alloc");
+    check(cudaMalloc(&p, n), "cuda alloc");
     return reinterpret_cast<std::uint64_t>(p);
   }
 

@@ -23,6 +23,7 @@
 // itself (no command buffer) use the same VkQueue: for a wrapped device the application must not submit to that
 // queue from another thread during a flashtile call.
 #include "vk_device.hpp"
+#include "checked.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -196,7 +197,8 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::uint64_t alloc(std::size_t bytes) override {
     inst_->check_validation();
     std::lock_guard<std::mutex> lock(mu_);
-    return create_buffer(std::max<std::size_t>(bytes, 4), false);
+    // Sizes past 2^63 - 1 would wrap in the driver's alignment rounding or in the byte offsets of views.
+    return create_buffer(detail::checked_bytes(std::max<std::size_t>(bytes, 4), "bytes: vulkan alloc"), false);
   }
 
   void free(std::uint64_t handle) noexcept override {

@@ -64,6 +64,7 @@ struct Shape {
   int rank = 0;
   std::array<std::int64_t, 4> dims{};
   std::int64_t operator[](int i) const { return dims[static_cast<std::size_t>(i)]; }
+  // Product of the dims; throws Error(Overflow) where it exceeds int64, InvalidArgument for a negative dim.
   std::int64_t numel() const;
   static Shape of(std::int64_t a, std::int64_t b, std::int64_t c);
   static Shape of(std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d);
@@ -73,6 +74,7 @@ struct Shape {
 struct Strides {
   std::array<std::int64_t, 4> dims{};
   std::int64_t operator[](int i) const { return dims[static_cast<std::size_t>(i)]; }
+  // Row-major strides; throws Error(InvalidArgument) for a rank outside 1..4 or a dim < 1, Overflow past int64.
   static Strides contiguous(const Shape& s);
 };
 

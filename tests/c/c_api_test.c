@@ -293,7 +293,7 @@ static void error_paths(ft_device* dev) {
   enum { B = 1, S = 8, H = 2, D = 100 };
   int64_t shape[4] = {B, S, H, D}, good[4] = {B, S, H, 64}, odd_heads[4] = {B, S, 3, 64};
   static float q[B * S * H * D], k[B * S * H * D], v[B * S * H * D], out[B * S * H * D];
-  ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL, *tk3 = NULL;
+  ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL, *tk3 = NULL, *none = NULL;
   ft_status s;
   size_t i;
   int unchanged = 1, parsed = -1;
@@ -331,9 +331,9 @@ static void error_paths(ft_device* dev) {
   /* NULL arguments, a bad rank, a bad enum, a bad forced path: no crash, a code and a message. */
   s = ft_attention_forward(NULL, tk3, tk3, to, NULL, NULL, NULL);
   CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "q") != NULL, "NULL q: %s", ft_last_error());
-  s = ft_tensor_create(dev, FT_DTYPE_F32, 2, good, &tq);
+  s = ft_tensor_create(dev, FT_DTYPE_F32, 2, good, &none);
   CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "rank") != NULL, "rank 2: %s", ft_last_error());
-  s = ft_tensor_create(dev, 7, 4, good, &tq);
+  s = ft_tensor_create(dev, 7, 4, good, &none);
   CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "dtype") != NULL, "dtype 7: %s", ft_last_error());
   s = ft_parse_path("no_such_path", &parsed);
   CHECK(s == FT_ERROR_INVALID_ARGUMENT && ft_last_error()[0] != '\0', "parse_path: %s", ft_last_error());
@@ -401,6 +401,132 @@ static void scale_options(ft_device* dev) {
   ft_tensor_destroy(tq), ft_tensor_destroy(tk), ft_tensor_destroy(tv), ft_tensor_destroy(to);
 }
 
+/* Expects status `want` with a message containing `needle` and no tensor made; destroys one made by mistake. */
+static void expect_status(ft_status got, ft_status want, const char* needle, ft_tensor** made, const char* what) {
+  CHECK(got == want, "%s: status %s, want %s (%s)", what, ft_status_name(got), ft_status_name(want), ft_last_error());
+  CHECK(strstr(ft_last_error(), needle) != NULL, "%s: message '%s' lacks '%s'", what, ft_last_error(), needle);
+  if (made) {
+    CHECK(*made == NULL, "%s: a tensor was made", what);
+    ft_tensor_destroy(*made);
+    *made = NULL;
+  }
+}
+
+static int all_bytes(const void* p, size_t n, unsigned char value) {
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (((const unsigned char*)p)[i] != value) return 0;
+  return 1;
+}
+
+/* Sizes, strides and offsets whose arithmetic would wrap: FT_ERROR_OVERFLOW (FT_ERROR_INVALID_ARGUMENT for dims < 1
+ * or a bad rank) naming the argument, and nothing allocated or written. */
+static void overflow_paths(ft_device* dev) {
+  enum { B = 2, S = 5, H = 4, D = 64 };
+  const int64_t kMax = INT64_MAX, half = (int64_t)1 << 61;
+  int64_t finding[3] = {1, 1, 4611686018427387889LL}, view[4] = {2, 5, 4, 64};
+  int64_t near_max[4] = {INT64_MAX, 2, 1, 8}, stride_wraps[4] = {1, INT64_MAX, INT64_MAX, 8};
+  int64_t count_wraps[3] = {(int64_t)1 << 21, (int64_t)1 << 21, (int64_t)1 << 22};
+  int64_t bytes_wrap[3] = {1, 1, (int64_t)1 << 62};
+  int64_t negative[4] = {1, -5, 1, 8}, zero[4] = {1, 0, 1, 8}, minimal[3] = {1, 1, INT64_MIN};
+  int64_t s4[4] = {2, 1, 1, 8}, huge_strides[4] = {INT64_MAX, 8, 8, 1}, s9[4] = {3, 3, 1, 8};
+  int64_t sum_wraps[4] = {half, half, 8, 1}, shape[4] = {B, S, H, D}, long_seq[4] = {1, (int64_t)3 << 30, 1, 8};
+  int64_t zero_strides[4] = {0, 0, 0, 1};
+  static float out_img[B * S * H * D], small[16], q_img[8];
+  ft_tensor *t = NULL, *v = NULL, *out = NULL, *base = NULL, *q = NULL, *big = NULL;
+  size_t bytes = 0;
+  ft_status st;
+
+  /* The finding: create was OK with extent_bytes 2^64 - 60 over a 0-byte block; the view then passed its bounds
+   * check and attention wrote out of bounds. */
+  st = ft_tensor_create(dev, FT_DTYPE_F32, 3, finding, &t);
+  printf("f32 [1, 1, 4611686018427387889] -> %s: %s\n", ft_status_name(st), ft_last_error());
+  expect_status(st, FT_ERROR_OVERFLOW, "shape: a tensor of shape [1, 1, 4611686018427387889]", NULL, "finding: create");
+  if (t != NULL) { /* a regression: replay the rest of the finding, so a sanitizer build reports the bad write */
+    static float qkv[B * S * H * D];
+    CHECK_OK(ft_tensor_wrap_host(dev, qkv, FT_DTYPE_F32, 4, view, NULL, &q));
+    if (ft_tensor_view(t, 4, view, NULL, 0, &v) == FT_OK) ft_attention_forward(q, q, q, v, NULL, NULL, NULL);
+    ft_tensor_destroy(v), ft_tensor_destroy(q), ft_tensor_destroy(t);
+    v = q = t = NULL;
+  }
+  expect_status(ft_tensor_view(t, 4, view, NULL, 0, &v), FT_ERROR_INVALID_ARGUMENT, "base", &v, "finding: view");
+
+  /* Dims near INT64_MAX, a contiguous stride that wraps, an element count and a byte count of exactly 2^64. */
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 4, near_max, &t), FT_ERROR_OVERFLOW, "shape", &t, "near max");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 4, stride_wraps, &t), FT_ERROR_OVERFLOW,
+                "shape: the contiguous stride", &t, "stride wraps");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 3, count_wraps, &t), FT_ERROR_OVERFLOW, "shape", &t,
+                "2^64 elements");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F32, 3, bytes_wrap, &t), FT_ERROR_OVERFLOW, "shape", &t, "2^64 bytes");
+  expect_status(ft_tensor_wrap_host(dev, small, FT_DTYPE_F32, 4, near_max, NULL, &t), FT_ERROR_OVERFLOW, "shape", &t,
+                "wrap near max");
+
+  /* Negative, zero and minimal dims; ranks out of range. */
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 4, negative, &t), FT_ERROR_INVALID_ARGUMENT,
+                "shape: dimension 1 must be >= 1, got -5", &t, "negative dim");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 4, zero, &t), FT_ERROR_INVALID_ARGUMENT, "shape: dimension 1", &t,
+                "zero dim");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 3, minimal, &t), FT_ERROR_INVALID_ARGUMENT, "shape: dimension 2",
+                &t, "INT64_MIN dim");
+  expect_status(ft_tensor_wrap_host(dev, small, FT_DTYPE_F16, 4, negative, NULL, &t), FT_ERROR_INVALID_ARGUMENT,
+                "shape: dimension 1", &t, "wrap negative dim");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, 5, s4, &t), FT_ERROR_INVALID_ARGUMENT, "rank", &t, "rank 5");
+  expect_status(ft_tensor_create(dev, FT_DTYPE_F16, -1, s4, &t), FT_ERROR_INVALID_ARGUMENT, "rank", &t, "rank -1");
+
+  /* Strides times shape beyond int64, and strides whose products' sum wraps. */
+  expect_status(ft_tensor_wrap_host(dev, small, FT_DTYPE_F32, 4, s4, huge_strides, &t), FT_ERROR_OVERFLOW,
+                "strides: a tensor of shape [2, 1, 1, 8] with strides [9223372036854775807", &t, "huge strides");
+  expect_status(ft_tensor_wrap_host(dev, small, FT_DTYPE_F32, 4, s9, sum_wraps, &t), FT_ERROR_OVERFLOW, "strides", &t,
+                "strides sum wraps");
+
+  /* Views of a poisoned tensor: huge strides, offsets whose bytes or whose sum with the extent wrap. */
+  memset(out_img, 0xA5, sizeof(out_img));
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 4, shape, &out));
+  CHECK_OK(ft_tensor_upload(out, out_img, sizeof(out_img)));
+  expect_status(ft_tensor_view(out, 4, s4, huge_strides, 0, &v), FT_ERROR_OVERFLOW, "strides", &v, "view strides");
+  expect_status(ft_tensor_view(out, 4, s9, sum_wraps, 0, &v), FT_ERROR_OVERFLOW, "strides", &v, "view strides sum");
+  expect_status(ft_tensor_view(out, 4, s4, NULL, half, &v), FT_ERROR_OVERFLOW, "offset: 2305843009213693952 elements",
+                &v, "view offset bytes wrap");
+  expect_status(ft_tensor_view(out, 4, s4, NULL, half - 1, &v), FT_ERROR_OVERFLOW,
+                "offset: 2305843009213693951 elements plus the view's 64 bytes exceed", &v,
+                "view offset + extent wrap");
+  expect_status(ft_tensor_view(out, 4, s4, NULL, kMax, &v), FT_ERROR_OVERFLOW, "offset", &v, "view offset INT64_MAX");
+  expect_status(ft_tensor_view(out, 4, s4, NULL, -1, &v), FT_ERROR_INVALID_ARGUMENT, "offset", &v, "negative offset");
+  /* The finding's view shape over memory too small for it, at an offset: refused, not wrapped. */
+  expect_status(ft_tensor_view(out, 4, view, NULL, 1, &v), FT_ERROR_INVALID_ARGUMENT, "as_strided: the view needs",
+                &v, "view past the end");
+
+  /* Host memory whose byte range would wrap past the end of the address space. */
+  expect_status(ft_tensor_wrap_host(dev, (void*)(~(uintptr_t)0 - 15), FT_DTYPE_F32, 4, s4, NULL, &t), FT_ERROR_OVERFLOW,
+                "ptr", &t, "wrap at the top of the address space");
+
+  /* Copies of the largest size. */
+  expect_status(ft_tensor_upload(out, out_img, SIZE_MAX), FT_ERROR_INVALID_ARGUMENT, "bytes", NULL, "upload SIZE_MAX");
+  expect_status(ft_tensor_download(out, out_img, SIZE_MAX), FT_ERROR_INVALID_ARGUMENT, "bytes", NULL,
+                "download SIZE_MAX");
+  CHECK(all_bytes(out_img, sizeof(out_img), 0xA5), "a refused download wrote to the host buffer");
+
+  /* A rejected attention call writes nothing: seqlen 3 * 2^30 (beyond int32) through zero-stride views, out a view of
+   * a poisoned tensor. */
+  memset(q_img, 0, sizeof(q_img));
+  CHECK_OK(ft_tensor_wrap_host(dev, q_img, FT_DTYPE_F32, 4, long_seq, zero_strides, &q));
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 4, s4, &base));
+  memset(small, 0xA5, sizeof(small));
+  CHECK_OK(ft_tensor_upload(base, small, sizeof(small)));
+  CHECK_OK(ft_tensor_view(base, 4, long_seq, zero_strides, 0, &big));
+  expect_status(ft_attention_forward(q, q, q, big, NULL, NULL, NULL), FT_ERROR_OVERFLOW, "seqlen_q", NULL,
+                "attention with seqlen past int32");
+  memset(small, 0, sizeof(small));
+  CHECK_OK(ft_tensor_download(base, small, sizeof(small)));
+  CHECK(all_bytes(small, sizeof(small), 0xA5), "a rejected attention call wrote to out");
+  CHECK_OK(ft_tensor_extent_bytes(out, &bytes));
+  CHECK(bytes == sizeof(out_img), "extent_bytes %zu", bytes);
+  memset(out_img, 0, sizeof(out_img));
+  CHECK_OK(ft_tensor_download(out, out_img, sizeof(out_img)));
+  CHECK(all_bytes(out_img, sizeof(out_img), 0xA5), "a refused view or copy wrote to its base tensor");
+  ft_tensor_destroy(big), ft_tensor_destroy(base), ft_tensor_destroy(q), ft_tensor_destroy(out);
+}
+
 /* Every GPU device (lavapipe included) on the bf16 cases with a required head dim, through owned tensors. */
 static void gpu_devices(const Case* cases, size_t n_cases) {
   int n = 0, i;
@@ -462,6 +588,7 @@ int main(void) {
   packed_views(dev);
   error_paths(dev);
   scale_options(dev);
+  overflow_paths(dev);
   ft_device_destroy(dev);
   gpu_devices(cases, sizeof(cases) / sizeof(cases[0]));
   ft_device_destroy(NULL);
