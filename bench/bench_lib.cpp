@@ -502,7 +502,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
       }
     }
     // Warm up by count and by time: GPU clocks ramp up after an idle gap. With one warm-up call, the H200's Vulkan
-    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_final). The pipeline is built first:
+    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_persistent_sm90). The pipeline is built first:
     // seconds without the driver's shader cache, the GPU idle meanwhile and its clock down to 345 MHz; the timed
     // warm-up starts after it, or the clock may not ramp back up in time (the "slow mode", session 4 call 6).
     prepare_attention(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
