@@ -502,9 +502,10 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
       }
     }
     // Warm up by count and by time: GPU clocks ramp up after an idle gap. With one warm-up call, the H200's Vulkan
-    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_final). The pipeline is built first:
-    // seconds without the driver's shader cache, the GPU idle meanwhile and its clock down to 345 MHz; the timed
-    // warm-up starts after it, or the clock may not ramp back up in time (the "slow mode", session 4 call 6).
+    // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_persistent_sm90). The pipeline is built
+    // first: seconds without the driver's shader cache, the GPU idle meanwhile and its clock down to 345 MHz; the
+    // timed warm-up starts after it, or the clock may not ramp back up in time (the "slow mode",
+    // bench/results/2026-11-29_h200_sm90_tma_store_vk_clocks).
     prepare_attention(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
     const auto w0 = std::chrono::steady_clock::now();
     for (int i = 0; i < a.warmup || (i < 10000 && std::chrono::duration<double, std::milli>(

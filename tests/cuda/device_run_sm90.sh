@@ -21,4 +21,4 @@ for f in "$B"/sm90_check_*; do [ -e "$f" ] && run "$(basename "$f")" "${VARIANT_
 [ -n "${SKIP_DEFAULT:-}" ] || run sm90_check 90
 echo "== memcheck"; timeout 45 compute-sanitizer --tool memcheck "$B/sm90_check" --quick --no-bench > "$OUT/memcheck.log" 2>&1
 echo "exit $?" >> "$OUT/memcheck.log"; grep -v "^ok " "$OUT/memcheck.log" | tail -6
-echo "== peers"; PYTHONUNBUFFERED=1 timeout 50 python3 tests/cuda/sm90_peer.py ${PEER_ARGS:-} 2>&1 | tee "$OUT/peers.log"
+echo "== peers"; PYTHONUNBUFFERED=1 timeout 50 python3 bench/tools/sm90_peer.py ${PEER_ARGS:-} 2>&1 | tee "$OUT/peers.log"
