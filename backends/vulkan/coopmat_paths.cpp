@@ -92,7 +92,7 @@ bool khr_tile_valid(std::uint32_t d, const Family& f, const KhrTile& t) {
 // The KHR shader's register softmax (id 28): the softmax on the score accumulators in registers, for the one shape
 // family whose accumulator layout the shader knows (NVIDIA's 16x16x16 at subgroup 32), where the device probe found
 // that layout (Caps::khr_acc_layout), at head dims to 128. H200, session 10 call 3 (bench/results/
-// 2026-11-30_h200_session10), f16, against the shared-memory softmax in the same call: d 64 +15/+16/+15% at 1k/4k/16k
+// 2026-11-30_h200_vk_khr_register_softmax), f16, against the shared-memory softmax in the same call: d 64 +15/+16/+15% at 1k/4k/16k
 // non-causal, +11/+12/+11% causal; d 128 +7/+7/+8%, causal +2/+4/+2%; d 256 -1..-9% (255 registers either way), so
 // not there. FLASHTILE_VKCM_REGSM=N sets id 28 to N on every variant of the family instead (0 off; 1, 2 a layout
 // assumed; 15 the probe), without the probe's gating: for experiments.
@@ -101,10 +101,10 @@ bool khr_regsm_layout(std::uint32_t rsm) { return rsm == 1 || rsm == 2; }  // id
 const char* khr_regsm_env() { return std::getenv("FLASHTILE_VKCM_REGSM"); }
 
 // The KHR shader's id 29 (bits: 1 Q straight from global memory, 2 the first K tile's loads before Q's, 4 causal
-// tiles past a subgroup's rows skipped). H200, session 10 call 7 (bench/results/2026-11-30_h200_session10), 7
+// tiles past a subgroup's rows skipped). H200, session 10 call 7 (bench/results/2026-11-30_h200_vk_khr_register_softmax), 7
 // against 0 on the register-softmax entries, twice interleaved: non-causal d128 +4.2/+1.3/+1.2% at 1k/4k/16k, d64
 // +1.1/+0.1/+0.2%; causal d128 +5.2/-1.3/-3.4%, d64 +3.7/+0.6/-1.0%. So 7 for non-causal calls only (an entry that
-// refuses causal ones, ahead of the entry without it). Session 11 call 1 (bench/results/2026-11-30_h200_session11) split
+// refuses causal ones, ahead of the entry without it). Session 11 call 1 (bench/results/2026-11-30_h200_vk_causal_launch_order) split
 // the bits on causal calls, each against 0 in the same call: bit 4 (the subgroup skip) cost the long runs (d128 16k
 // -3.1%, d64 16k -2.0%), while 1 and 2 together (3) ran d128 +5.4/+1.6/+0.2% at 1k/4k/16k and d64 +0.5/+0.2/+0.1%.
 // So causal calls take 3 (the register-softmax entries' second form). FLASHTILE_VKCM_OPT=N sets N on every entry
@@ -120,16 +120,16 @@ std::vector<KhrTile> khr_tiles(std::uint32_t d) {
   // accumulator registers), then falls back to Q in shared memory. K/V prefetch costs registers: not at d = 256.
   // H200, 2026-11-29, d 256, S 16384, f16 (host clock): 4,16,1,0 110/121 TFLOP/s (full/causal), 4,32,1,0 94/137
   // (min; medians 77/43 under interference), 4,32,1,1 82/91, 2,32,0,0 59/59.
-  // GPU timestamps, 2026-11-29 third session (bench/results/2026-11-29_h200_session3), S 4096, f16 (non-causal /
+  // GPU timestamps, 2026-11-29 third session (bench/results/2026-11-29_h200_vk_khr_portable_tiles), S 4096, f16 (non-causal /
   // causal): d 64 4,32,1,1 148.0/137.9, 8,32,1,1 146.8/135.0, 4,64,1,1 115.4/113.7; d 128 (second session, call 1)
   // 4,64,1,1 149.2/143.2, 8,32,1,1 149.6/135.1, 4,32,1,1 136.6/128.3.
   if (d <= 64) return {{4, 32, 1, 1}, {4, 64, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
   // d 128 with the register softmax: 8 subgroups on 64-key tiles (36 KB without the score tile), session 10 call 5
-  // (bench/results/2026-11-30_h200_session10), against 4,64 in the same call: 153.7/177.8/187.1 TFLOP/s at 1k/4k/16k
+  // (bench/results/2026-11-30_h200_vk_khr_register_softmax), against 4,64 in the same call: 153.7/177.8/187.1 TFLOP/s at 1k/4k/16k
   // against 139.4/160.4/168.4 non-causal, causal 116.6/158.6/181.9 against 113.5/146.5/161.4. At d 64 8,64 lost
   // (121.3 against 148.7 at 1k), and 8,32 was mixed (call 4: +4..6% non-causal, causal -2..+3%).
   if (d <= 128) return {{8, 64, 1, 1, true}, {4, 64, 1, 1}, {4, 32, 1, 1}, {2, 32, 1, 0}, {2, 16, 1, 0}};
-  // GPU timestamps, 2026-11-29 second session (bench/results/2026-11-29_h200_session2), d 256, S 4096, f16:
+  // GPU timestamps, 2026-11-29 second session (bench/results/2026-11-29_h200_sm90_short_vk_timing), d 256, S 4096, f16:
   // 4,32,1,0 135.7/130.3 (non-causal/causal), 4,16,1,0 116.9/106.4, 8,16,1,0 112.7/99.9, 2,16,0,0 75.6/68.7.
   return {{4, 32, 1, 0}, {4, 16, 1, 0}, {2, 32, 0, 0}, {2, 16, 0, 0}, {1, 16, 0, 0}};
 }
@@ -148,19 +148,19 @@ struct Cm2Opt {
 std::uint32_t cm2_narrow_auto(const Cm2Tile& t) { return std::min(t.wg <= 128 ? 16u : 32u, t.block_n); }
 
 // Defaults, f16, from the H200 (1 s warm-up, GPU timestamps), TFLOP/s at 4k, 4k causal, 16k, 16k causal:
-// d 64 aligned+narrow+fold 219/195/232/216 vs 132/117/142/125 without (bench/results/2026-11-29_h200_session2);
-// session 4 (bench/results/2026-11-29_h200_session4), each the same in two processes: d 128 with the 64,64,128 tile
+// d 64 aligned+narrow+fold 219/195/232/216 vs 132/117/142/125 without (bench/results/2026-11-29_h200_sm90_short_vk_timing);
+// session 4 (bench/results/2026-11-29_h200_sm90_tma_store_vk_clocks), each the same in two processes: d 128 with the 64,64,128 tile
 // 224/203/234/219 vs narrow+fold alone 163/147/174/160 and the former 128,64,256 narrow+fold default 183/156/192/176;
 // d 256 126/112/130/129 vs 109/98/111/109 (narrow+fold), 102/92/101/101 (none) and 72/67/72/71 (lazy rescaling).
 // Session 2's figures against aligned at d 128/256 were taken at the GPU's idle clock (DEVELOPERS.md, "slow mode").
 // d 256 reloads Q per tile through its tensor layout (id 27): with Q (64 registers a thread) and the f32 64 x 256
-// O in registers its kernel spills 416 bytes; session 9 call 2 (bench/results/2026-11-30_h200_session9), one process
+// O in registers its kernel spills 416 bytes; session 9 call 2 (bench/results/2026-11-30_h200_vk_portable_row_groups), one process
 // each: 131.3/120.4 at 4k against 125.8/112.1, and 133.7/138.2 at 16k against 129.5/128.3 (non-causal/causal). At d
 // 64/128 it lost 14-20%, as did every other d 256 tile with it (64,64 106-110; 64,16 102-116; 32,32 90-102).
 // Q staged once in shared memory and loaded per tile gave wrong f16 results at every head dim (call 2; removed), as
 // Q in shared memory did in session 5: the driver's shared memory seems to overlap the shader's on the tensor path.
 // With O in f16 (o16) d 256 holds Q in registers: O's 64 fewer registers a thread leave room for it, and no spills
-// (session 12 call 2, bench/results/2026-11-30_h200_session12: 204-214 TFLOP/s against 152-167 reloading Q).
+// (session 12 call 2, bench/results/2026-11-30_h200_vk_coopmat2_f16_accumulation: 204-214 TFLOP/s against 152-167 reloading Q).
 Cm2Opt cm2_default_opt(const Cm2Tile& t, std::uint32_t d, bool o16) {
   Cm2Opt o;
   o.aligned = 1;
@@ -242,20 +242,20 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
   if (dt == DType::F16) {
     if (cm2_env_tile(d, true, &env)) return env;
     // O in f16 (reduced precision) halves O's registers, which lets 128-row tiles run: session 12 calls 3-8
-    // (bench/results/2026-11-30_h200_session12), one process each, TFLOP/s non-causal 1k/4k/16k, causal 1k/4k/16k:
+    // (bench/results/2026-11-30_h200_vk_coopmat2_f16_accumulation), one process each, TFLOP/s non-causal 1k/4k/16k, causal 1k/4k/16k:
     // d 64 128,128,128 233/285/298, 172/249/280 (calls 7-8, twice; 128,64,256 198/238/255, 150/208/233; 128,128,256
     // 163/217/237; 128,64,128 197/240/272, 147/205/234; 256,64,256 and 128,32,256 lost 8-30%); d 128 128,64,128
     // 215/266/284, 166/236/270 (128,128,128 67/161/243; 64,128,128
     // 205/245/259, 164/228/258; 128,128,256 194/246/259; 128,64,256 168/219/229); d 256 (4k/16k, Q in registers)
     // 128,64,256 239/248, 227/261 (64,64,128 233/231, 223/245; 64,32,128 206/203, 198/214; 64,128,128 timed out).
     if (o16) return d <= 64 ? Cm2Tile{128, 128, 128} : d <= 128 ? Cm2Tile{128, 64, 128} : Cm2Tile{128, 64, 256};
-    // Session 4 (bench/results/2026-11-29_h200_session4, two processes each, with aligned+narrow+fold): d 128
+    // Session 4 (bench/results/2026-11-29_h200_sm90_tma_store_vk_clocks, two processes each, with aligned+narrow+fold): d 128
     // 64,64,128 beat the former 128,64,256 by 22-30%. Earlier single-process sweeps here mixed in idle-clock figures.
     // d 256: 64,32,128 spills (255 registers, 448 bytes local) and still beat every tile with less O per invocation
     // (session 5, call 1, two processes, TFLOP/s at 4k, 4k causal, 16k, 16k causal: 126/113/129/128; 32,32,128,
     // which does not spill, 118/112/107/118; 64,16,128 122/111/119/124; 32,64,128 109/102/111/111; 64,32,256
-    // 79/74/70/79; bench/results/2026-11-30_h200_session5).
-    // d 128 with 128-key tiles (session 9 call 4, bench/results/2026-11-30_h200_session9, one process each, the default
+    // 79/74/70/79; bench/results/2026-11-30_h200_sm90_recheck_experiments).
+    // d 128 with 128-key tiles (session 9 call 4, bench/results/2026-11-30_h200_vk_portable_row_groups, one process each, the default
     // timed first and last within 0.3%): non-causal 194.6/231.4/243.2 at 1k/4k/16k against 187.5/221.6/234.2, causal
     // 149.2/205.6/227.4 against 152.9/202.2/219.3, although it spills 320 bytes. d 128: 128,64,256 -13..6%, 64,32,128
     // -24..16%; 128,64,128 -4..12% (session 12 call 5).
@@ -270,7 +270,7 @@ Cm2Tile cm2_tile(std::uint32_t d, DType dt, bool o16) {
 
 // A tile for non-causal calls alone, ahead of cm2_tile's, where one beat it there and lost causal: d 128 f16 with f32
 // O on tensor loads, 128,128,256 (no spills, where 64,128,128 spills 288 bytes; session 13 call 1,
-// bench/results/2026-11-30_h200_session13, one process each, TFLOP/s 1k/4k/16k: non-causal 190.9/241.4/252.7 against
+// bench/results/2026-11-30_h200_head_group_launch_order, one process each, TFLOP/s 1k/4k/16k: non-causal 190.9/241.4/252.7 against
 // 186.4/227.4/238.6, causal 143.8/208.0/236.7 against 153.7/209.0/233.9). None while FLASHTILE_VKCM2_TILE sets the
 // tile.
 bool cm2_noncausal_tile(std::uint32_t d, DType dt, bool o16, Cm2Tile* out) {
@@ -310,7 +310,7 @@ ShaderVariant khr_variant(const Family& f, std::uint32_t d, const KhrTile& t, st
   v.needs_coopmat = true;
   v.split_kv = true;
   v.rows_outer = true;
-  // Groups of 16 pairs: session 13 call 2 (bench/results/2026-11-30_h200_session13), d128 causal, twice each against
+  // Groups of 16 pairs: session 13 call 2 (bench/results/2026-11-30_h200_head_group_launch_order), d128 causal, twice each against
   // one group of all heads: +2.6/+2.3% at 1k, +0.9/+1.1% at 4k (64 pairs: +2.4/0%).
   v.head_group = 16;
   v.extra_spec = {{kSpecCmM, f.m},           {kSpecCmN, f.n},           {kSpecCmK, f.k},
@@ -362,7 +362,7 @@ std::vector<ShaderVariant> coopmat_variants() {
             continue;
           }
           // d 256 (plain softmax) takes 3 too, on causal and non-causal calls: session 14 call 2
-          // (bench/results/2026-11-30_h200_session14), against 0 twice interleaved, +3.6/+1.2/0.0% non-causal and
+          // (bench/results/2026-11-30_h200_sm90_lazy_rescale_d256), against 0 twice interleaved, +3.6/+1.2/0.0% non-causal and
           // +3.3/+0.6/-0.4% causal at 1k/4k/16k. Other plain entries (devices without the probed layout) keep 0.
           out.push_back(khr_variant(f, d, t, rsm, d > 128 ? 3 : 0));
         }
@@ -475,7 +475,7 @@ void add_coopmat2(std::vector<ShaderVariant>& out, std::uint32_t d, DType dt, bo
   if (opt.fold) v.call_check = folded_check(base_check);
   // Calls whose K/V tiles are all full (Sk a multiple of BLOCK_N) take an entry with one loop body (id 30)
   // first, on aligned f16 tensor loads, where that won: session 11 call 1 (bench/results/
-  // 2026-11-30_h200_session11), twice interleaved against the peeled form: d128 causal +4.2/+2.2/+2.8% at
+  // 2026-11-30_h200_vk_causal_launch_order), twice interleaved against the peeled form: d128 causal +4.2/+2.2/+2.8% at
   // 1k/4k/16k, d64 +1.2/+1.3/-0.2% non-causal and +0.6/+0.2/-0.1% causal; but d128 non-causal -0.6/-2.5/-2.5% and
   // d256 causal -1.7/-2.2% at 4k/16k. FLASHTILE_VKCM2_FULL=0 leaves it out (A/B). Session 12 timed the f16-O tiles
   // with this same rule.

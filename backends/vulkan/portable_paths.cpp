@@ -102,7 +102,7 @@ struct TileConfig {
   std::uint32_t dim, block_m, block_n, wg, s_tm, s_tn, o_tm;
   bool operator==(const TileConfig&) const = default;
 };
-// H200, f16, S 4096 (non-causal/causal; bench/results/2026-11-29_h200_session3, calls 1 and 3): d 64
+// H200, f16, S 4096 (non-causal/causal; bench/results/2026-11-29_h200_vk_khr_portable_tiles, calls 1 and 3): d 64
 // 64,16,128,4,2,4 28.3/27.2 TFLOP/s (64,16,64,4,4,4: 25.0/23.2 in the second session); d 128 64,16,128,4,2,4 27.8,
 // 32,16,128,4,2,4 26.9, 32,32,128 25.4, 32,32,64 22.6 (32,16,64,4,4,4: 23.7); d 256 32,8,128,4,2,4 25.8/24.7,
 // 16,16,128,4,2,4 22.8/23.0 (16,8,64,4,4,4: 20.3/18.9).
@@ -183,7 +183,7 @@ struct RgConfig {
 // scores R * block_n / tpr, partial scores R * tpr (score step) or the f16 P·V sums R * d / (2 * tpr) and a key's V
 // columns d / (2 * tpr) (P·V step), prefetch block_n * d / wg, plus about 24 (addresses, m/l/alpha, loop state).
 // H200, f16, 4096, TFLOP/s non-causal / causal, each config in its own process with the tile shader in the same call
-// (bench/results/2026-11-30_h200_session9): R = 4 / 4 / 2 (64:16:64:4, 64:16:128:8, 32:16:128:8) ran 39.4/36.4,
+// (bench/results/2026-11-30_h200_vk_portable_row_groups): R = 4 / 4 / 2 (64:16:64:4, 64:16:128:8, 32:16:128:8) ran 39.4/36.4,
 // 39.0/36.8, 31.8/30.5 at d 64/128/256 against the tile shader's 28.3/27.2, 27.9/25.4, 25.7/24.7, with 251-255
 // registers and no local memory (calls 1 and 2). Call 2's sweep around them picked d64 128:16:128:4 (40.7/37.7) and
 // d256 32:16:128:16 (R 4: 36.0/34.5; 64:16:256:16 35.7/33.6); d128 stays (64:16:128:8 with register prefetch 39.2/37.0,

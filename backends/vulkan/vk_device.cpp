@@ -748,7 +748,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     auto it = pipelines_.find(k);
     // FLASHTILE_VK_FRESH_PIPELINES=1 (diagnostic): a new VkPipeline for every call, the old ones kept until the device
     // goes (a submission may still use them). Tells whether coopmat2's slow mode follows the pipeline object or the
-    // process (bench/results/2026-11-29_h200_session3).
+    // process (bench/results/2026-11-29_h200_vk_khr_portable_tiles).
     if (it != pipelines_.end() && fresh_pipelines_) {
       retired_.push_back(it->second);
       pipelines_.erase(it);

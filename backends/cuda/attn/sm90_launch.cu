@@ -77,7 +77,7 @@ std::string sm90_fwd_name(const FwdParams& p) {
          (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + ">";
 }
 
-// Here rather than in the harness: tuning builds (tests/cuda/build_variants.sh) compile this file with their flags.
+// Here rather than in the harness: tuning builds (bench/tools/build_variants.sh) compile this file with their flags.
 bool sm90_fwd_persistent(const FwdParams& p) {
   return sm90_persistent_launch(sm90_config(p.head_dim, p.causal), p.seqlen_k);
 }

@@ -124,7 +124,7 @@ inline int sm90_ctas_override = 0;
 // (m-major when persistent, else Sm90Config::head_group).
 inline int sm90_head_group_override = 0;
 
-// Tuning builds (tests/cuda/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"'
+// Tuning builds (bench/tools/build_variants.sh): -DFT_SM90_CFG128='"consumers:block_n:stages:schedule:q_bufs:poly"'
 // replaces d128's entry (likewise FT_SM90_CFG64, FT_SM90_CFG256; FT_SM90_CFG128C the causal d128 one alone), keeping
 // its persistent limit; a string because nvcc splits -D values at commas. Missing trailing fields keep their values.
 // "a:b:c" into v[0..n), fields past the string's end unchanged.
@@ -146,37 +146,37 @@ constexpr Sm90Config sm90_parse_config(const char* s, Sm90Config c) {
 constexpr Sm90Config sm90_config(int d, bool causal) {
   // Shapes and schedules chosen from run 2, d256 non-causal's schedule and the persistent limits from run 3: each
   // entry is the fastest variant measured for that case. d128's pingpong: session 6 call 2 (with the dynamic
-  // scheduler; bench/results/2026-11-30_h200_session6), against schedule 1 in the same call: non-causal +3..7% at
+  // scheduler; bench/results/2026-11-30_h200_sm90_dynamic_scheduler), against schedule 1 in the same call: non-causal +3..7% at
   // every length (16k 632 vs 614), causal +0..4%. d256 with pingpong: +1..5% to 1k, -1..2% non-causal from 2k, and
   // its causal kernel spills 8 bytes.
   Sm90Config c = d == 64    ? Sm90Config{3, 128, 4, 1}
                  : d == 128 ? (causal ? Sm90Config{2, 128, 2, 2} : Sm90Config{2, 176, 2, 2})
                             : Sm90Config{2, 80, 2, 1};
   // O leaves through a TMA store where that won against direct stores in the same call
-  // (bench/results/2026-11-29_h200_session4). Call 1, one CTA per tile, S 512/1k/2k/4k: d128 causal +15/+10/+6/+5%,
+  // (bench/results/2026-11-29_h200_sm90_tma_store_vk_clocks). Call 1, one CTA per tile, S 512/1k/2k/4k: d128 causal +15/+10/+6/+5%,
   // d256 causal +14/+12/+5/+4%, d256 non-causal +12/+7/+6/+3%; these kernels are byte-identical to call 1's. Calls
   // 3-5 ran a three-way barrier choice that spilled 28-40 bytes at d256: with it call 4 (whole grid) still had d256
   // non-causal +2..12% and d128 causal +9..0% to 8k (-4% at 16k), but d256 causal -4..9% from 4k. The spill-free
-  // kernels past 4k (bench/results/2026-11-30_h200_session5, call 1, whole grid twice interleaved): d128 causal 8k/16k
+  // kernels past 4k (bench/results/2026-11-30_h200_sm90_recheck_experiments, call 1, whole grid twice interleaved): d128 causal 8k/16k
   // +3.4/+0.5%, d256 causal +3.0/+3.1%, d256 non-causal +1.9/+0.3%. d64, d128 non-causal: no gain.
   c.o_tma = d == 256 || (d == 128 && causal);
   // Causal launches are persistent only where that beat one CTA per tile: d64 to 1k
-  // (bench/results/2026-11-29_h200_final), d256 not until session 16 (end of this comment); d128 at 512 lost it to pingpong (one CTA per tile
-  // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_session6 calls 2 and 3) until Q prefetch
+  // (bench/results/2026-11-29_h200_persistent_sm90), d256 not until session 16 (end of this comment); d128 at 512 lost it to pingpong (one CTA per tile
+  // 267-270 vs 256-265 TFLOP/s in four runs, bench/results/2026-11-30_h200_sm90_dynamic_scheduler calls 2 and 3) until Q prefetch
   // (below): 512 persistent with it +4.3% against one CTA per tile; 1k still lost (-3%), until head groups: the
   // m-major order over all heads reads each head's K/V once per m-block, from HBM once all of them exceed L2 (512: 128
   // MB of K/V). Groups of 4 pairs (session 16 call 5, three runs interleaved against the dispatched launches): 512
   // +9.5%, 1k +4.5% (groups of 8: +8.4/+2.9%; 16: +6.4/-17%). At 2k/4k (call 4, groups of 8) -21/-14%, and d64
   // causal 1k-4k -12..26%, d256 -15..27%; groups of 2 and 1 lost to 4 (call 7). d256 causal 512 (its short kernel,
   // no Q prefetch) persistent in groups of 4: +3.9% (call 8; m-major -11%).
-  // Session 19 (bench/results/2026-11-30_h200_session19), persistent with the dynamic scheduler (below) to 4k:
+  // Session 19 (bench/results/2026-11-30_h200_sm90_fastdiv_dynamic_causal), persistent with the dynamic scheduler (below) to 4k:
   // - d128 causal, groups of 4: call 3 +6.7/+4.3% at 2k/4k against one CTA per tile (8k: 565 vs 563 TFLOP/s in call 2's
   //   persistent runs, so it stops at 4k);
   // - d64 causal, one group of all pairs (call 2's persistent runs): 2k/4k 406/425 vs 372/421 one CTA per tile, 8k
   //   396 vs 448.
-  // Session 25 (bench/results/2026-12-01_h200_session25): d64 causal at every length (its short kernel, below); d256
+  // Session 25 (bench/results/2026-12-01_h200_sm90_short_kernel_lengths): d64 causal at every length (its short kernel, below); d256
   // causal to 4k, its short kernel under the scheduler (below).
-  // Session 26 (bench/results/2026-12-01_h200_session26, call 1; d128's grid three times interleaved): d128 causal's
+  // Session 26 (bench/results/2026-12-01_h200_sm90_short_cells, call 1; d128's grid three times interleaved): d128 causal's
   // short kernel persistent to 8k, 8k +5.9% (627 vs 593 TFLOP/s) against the main kernel one CTA per tile; 16k stays
   // there (session 25 call 4: -3.5% with the short kernel).
   if (causal) c.persistent_max_sk = d == 64 ? kSm90Always : d == 128 ? 8192 : 4096;
@@ -205,11 +205,11 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // lengths (d128 non-causal 512 +11%, 1k +5%) but cost 2-5% from 4k at d64/d128 non-causal (the main loop's code
   // changed with them), so 4 stays; d64 causal spills 12 bytes with 16.
   // Staged O (the consumers only write shared memory; a storer thread issues the TMA stores): session 7 call 1
-  // (bench/results/2026-11-30_h200_session7), the whole grid twice interleaved against the kernel without it: d64
+  // (bench/results/2026-11-30_h200_sm90_staged_o), the whole grid twice interleaved against the kernel without it: d64
   // non-causal +4/+4/+4/+2% at 512/1k/2k/4k and -0.6/-0.2% at 8k/16k; d128 non-causal +12/+2/+6/+2% to 4k but -4/-2%
   // at 8k/16k, so it stops there (a kernel of its own); d128 causal -3..8% (with it instead of its Q-buffer TMA
   // store). d64 causal spills 24 bytes with it; d256 has shared memory left for an O buffer only with N = 64 (below).
-  // On since session 8 call 1 (bench/results/2026-11-30_h200_session8): racecheck and memcheck clean after the fix of
+  // On since session 8 call 1 (bench/results/2026-11-30_h200_sm90_staged_o_short_kernel): racecheck and memcheck clean after the fix of
   // the shared buffer's hand-over, and against the kernel without it (whole grid twice interleaved) d64 non-causal
   // +5/+6/+3/+2% at 512-4k, d128 non-causal +14/+7/+0/+3%; d128 non-causal staged at 8k/16k lost 2.6/3.0% again.
   // Own blocks (session 8 calls 2 and 3, d64 against the kernel without them): causal +4.4..6.9% at 512/1k, where
@@ -219,7 +219,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // kernels spill 28-52 bytes with the skip's release loop.
   c.stage_o = !causal && d <= 128;
   c.own_blocks = d == 64;
-  // Q prefetch (session 15 call 4, bench/results/2026-11-30_h200_session15; the whole grid twice interleaved): ncu
+  // Q prefetch (session 15 call 4, bench/results/2026-11-30_h200_sm90_q_prefetch; the whole grid twice interleaved): ncu
   // had 6.3% of the d64 causal 512 kernel's stall samples on the consumers' Q wait at a tile's start. d64 causal
   // short, persistent: Q double-buffered alone +3.5% at 512, O's TMA store alone -3.6%, both +12.5/+4.2% at 512/1k.
   // d128 causal 512 runs persistent with it (+4.3%). d256 has no room for a second Q.
@@ -237,19 +237,19 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
 #ifdef FT_SM90_SHORT_N64C  // experiment: d64 causal short kernel with this K/V block (64: 0.88-0.98x, session 17 call 1)
   if (causal && d == 64) c.short_block_n = FT_SM90_SHORT_N64C;
 #endif
-  // Head groups (session 13 call 1, bench/results/2026-11-30_h200_session13; the whole grid twice interleaved against
+  // Head groups (session 13 call 1, bench/results/2026-11-30_h200_head_group_launch_order; the whole grid twice interleaved against
   // the m-block-innermost order): groups of 8 pairs d256 causal +4.1/+3.8/+3.8% at 2k/4k/8k, d128 +1.0/+0.1/+1.7%,
   // d64 +1.6/+1.5/+0.1/+1.3% at 2k-16k; one group of all heads (d256 16k: 8 pairs) -2%, as the m-major order lost 7%
   // in session 12; at 512 (4 m-blocks a head) -1.3..1.7%. Groups of 4 and 2 gained less. Call 2 (the same A/B):
   // d64 +0.0/+0.8/+2.5%, d128 +1.7/+2.7/+3.6%, d256 +3.8/+2.9/+3.7% at 2k/4k/8k, but d128 16k (two groups, 128
   // m-blocks) -3.8% (0% in call 1), hence at most 64 m-blocks a head.
   if (causal) c.head_group = 8;
-  // Lazy rescaling (session 14 call 1, bench/results/2026-11-30_h200_session14; the whole grid twice interleaved
+  // Lazy rescaling (session 14 call 1, bench/results/2026-11-30_h200_sm90_lazy_rescale_d256; the whole grid twice interleaved
   // against the kernels without it): d256 +1.5..6.1% in every cell (non-causal 2k/4k/16k +6.1/+5.7/+4.8%, causal
   // 4k/16k +3.9/+5.4%), where O's 128 FMULs a thread sit between a block's P·V and the next issue; d128 (pingpong
   // hides the rescale under the other consumer's GEMMs) -1..3% from 2k, d64 -1..5%: mode 1 at d256 alone, until
   // mode 2, checked on the lanes' parts of the maxima before any shuffle, in every head dim (session 22 call 3,
-  // bench/results/2026-12-01_h200_session22; the whole grid three times interleaved against d256's mode 1, 0 else):
+  // bench/results/2026-12-01_h200_sm90_lazy_rescale_mode2; the whole grid three times interleaved against d256's mode 1, 0 else):
   // 1.023x causal, 1.027x non-causal geomean; d64 +2..6% from 1k, d128 +1.8..5.5% (non-causal 2k/4k level), d256
   // +0..3%. Call 2's ablations had priced the row maxima at +11% at d128 (the row sums +1%): their cost is the chain
   // of FMNMX and shuffles between a block's scores and its exponentials, which mode 2 takes off most blocks.
@@ -259,7 +259,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // interleaved (call 3): 1.025x causal, 1.032x non-causal; d64 +1..8%, d128 +1..6% (non-causal 16k 684 TFLOP/s),
   // d256 level (-3..+2%). The repair inside step ran 0.4-0.7% faster over three calls but spilled at d64.
   c.lazy_rescale = 3;
-  // Mode 4 at d64 (session 30, bench/results/2026-12-02_h200_session30): l from the P·V's tensor cores (one m64n72k16
+  // Mode 4 at d64 (session 30, bench/results/2026-12-02_h200_sm90_lazy_rescale_mode4): l from the P·V's tensor cores (one m64n72k16
   // per k-step against V and an all-ones tile, tile::mma_AB_rowsum) instead of an FADD a score, and the fast check on
   // P's exponent bits (an OR a pair) against a reference 7 above the row max. d64's grid three times interleaved
   // against mode 3: causal 1.024x / 1.015x, non-causal 1.007x / 1.003x (calls 1 / 2); causal 512 +5.7/+3.4%, 2k
@@ -271,7 +271,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // d64 causal to 4k (session 15 call 9, d64's grid twice interleaved): with Q prefetch the short kernel beat the
   // main one at 2k/4k too, launched one CTA per tile (+6.7/+4.0%; persistent there it lost).
   // d128 causal: the short kernel is the persistent launch (Q prefetch), so it shares that limit.
-  // d64 causal at every length (session 25 call 1, bench/results/2026-12-01_h200_session25; d64's grid three times
+  // d64 causal at every length (session 25 call 1, bench/results/2026-12-01_h200_sm90_short_kernel_lengths; d64's grid three times
   // interleaved): the short kernel persistent to 16k against the main kernel one CTA per tile: 8k 516-523 vs 488-489
   // TFLOP/s (+6.6%), 16k 533-538 vs 520-525 (+2.6%); the main kernel persistent 481-507 and 510-532. d64 has no main
   // kernel since.
@@ -279,7 +279,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   // d256 causal 512 with N = 64 (session 16 call 3): +3.4% (1k -0.8%; non-causal 512/1k -1.4/-3.4%). Its tiles need
   // 2/4/6/8 blocks of 64 keys, 1280 keys a head against 18 x 80 = 1440.
   // d256 non-causal 512 with N = 64 and staged O in one buffer that the consumers take in turn (session 18 call 1,
-  // bench/results/2026-11-30_h200_session18; three runs interleaved): +6.8% (501 vs 470 TFLOP/s), 1k -1.5%, 2k-16k
+  // bench/results/2026-11-30_h200_sm90_d256_short_kernel; three runs interleaved): +6.8% (501 vs 470 TFLOP/s), 1k -1.5%, 2k-16k
   // -4..8%. Its Q buffer no longer holds O, so the next tile's Q loads during this one's last P·V and epilogue (session
   // 17's ncu: Q waited for the previous O store).
   // Causal 512 with staged O as well (call 2, three runs interleaved): +2.4% (326 vs 318 TFLOP/s).
@@ -292,7 +292,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.lazy_rescale = FT_SM90_LAZY;
 #endif
   if (c.lazy_rescale == 4 && d != 64) c.lazy_rescale = 3;  // mode 4's P·V with row sums: 64 columns of V only
-  // Narrow first blocks (session 17, bench/results/2026-11-30_h200_session17): in d64's causal short kernel, a
+  // Narrow first blocks (session 17, bench/results/2026-11-30_h200_sm90_d64_narrow_blocks): in d64's causal short kernel, a
   // consumer whose 64 rows end in the first half of their diagonal block needs only its first 64 keys. Against the
   // kernels without, three runs interleaved (calls 3-5): d64 causal 512 +4.8..5.6%, 1k +1.8..3.4%, 4k -1.5..3.5%
   // (2k level). d128's causal short kernel with them: 512 +1.4/+1.9/-1.8%, level. In every kernel (call 2) the main
@@ -342,7 +342,7 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
   c.dynamic = FT_SM90_DYNAMIC != 0;
 #endif
   // Clusters of two (Sm90Config::cluster) for the non-causal main kernels past 4k keys. Session 20 calls 3-4
-  // (bench/results/2026-11-30_h200_session20; the whole grid three times interleaved against the kernels without):
+  // (bench/results/2026-11-30_h200_sm90_clusters_multicast; the whole grid three times interleaved against the kernels without):
   // d128 non-causal 8k/16k +2.5/+3.2% (633 TFLOP/s at 16k). d256's main kernel clustered from 1k keys: 8k/16k
   // +5.0/+3.1%, 4k +1.5%, but 1k/2k -7/-6%, hence the 4k limit (cluster_min_sk). Call 5, d256 clustered past 4k
   // (its main kernel decides at launch) and d128 as before, two copies against the kernels without clusters: d128
@@ -364,14 +364,14 @@ constexpr Sm90Config sm90_config(int d, bool causal) {
       c.short_max_sk = v[2], c.persistent_max_sk = v[3], c.dynamic = v[4] != 0, c.static_max_sk = v[5];
   }
 #endif
-  // The small kernel at d64 (session 24, bench/results/2026-12-01_h200_session24): four consumers (256-row tiles) on
+  // The small kernel at d64 (session 24, bench/results/2026-12-01_h200_sm90_d64_small_kernel): four consumers (256-row tiles) on
   // 64-key blocks with staged O (the Q buffer carries O for three consumers at most). Against the short kernel, the
   // whole grid three times interleaved (call 4, 6 stages): causal 512/1k +7.9/+7.2%, non-causal 512/1k +5.0/+3.1%.
   // From 2k four consumers lost 2-5% (call 2). 64-key blocks leave the fourth consumer room (S, P and O take 80 of
   // its 112 registers); with three consumers they lost 9-13% (call 1). 8 stages against 6: non-causal 512 +3.4% in
   // call 5, level (+0.2..1.1%) in call 6; 8 keeps the ring a power of two, as in every other config (% and / of
   // the ring position are then an AND and a shift).
-  // Causal to 2048 (session 27, bench/results/2026-12-01_h200_session27): causal 2k +1.6% in calls 3 and 4 (three and
+  // Causal to 2048 (session 27, bench/results/2026-12-01_h200_sm90_d64_s_double_buffer): causal 2k +1.6% in calls 3 and 4 (three and
   // four runs); non-causal 2k/4k lost 1.9/2.8% (call 3), as in session 24 call 2.
   if (d == 64) c.small_max_sk = causal ? 2048 : 1024, c.small_consumers = 4, c.small_block_n = 64, c.small_stages = 8;
 #ifdef FT_SM90_SMALL  // experiment: "d:causal:consumers:block_n:stages:max_sk" (causal 2: both; max_sk 0: none)
