@@ -14,11 +14,13 @@ layout(set = 0, binding = 3, std430) writeonly buffer BufO1 { uint o_data1[]; };
 
 const float FT_F16_MAX = 65504.0;
 
-// Two 16-bit values of the tensor dtype (packed) -> two f16 (packed). bf16 beyond f16's range clamps.
+// Two 16-bit values of the tensor dtype (packed) -> two f16 (packed). Finite bf16 beyond f16's range clamps; NaN and
+// +-Inf pass through (clamp would make them finite: a NaN in q must give its row NaN, not a finite answer).
 uint cm_to_f16x2(uint w) {
   if (DTYPE == FT_DTYPE_F16) return w;
-  vec2 f = clamp(ft_unpack2(w), vec2(-FT_F16_MAX), vec2(FT_F16_MAX));
-  return packHalf2x16(f);
+  const vec2 f = ft_unpack2(w);
+  const bvec2 special = bvec2(isnan(f.x) || isinf(f.x), isnan(f.y) || isinf(f.y));
+  return packHalf2x16(mix(clamp(f, vec2(-FT_F16_MAX), vec2(FT_F16_MAX)), f, special));
 }
 uvec4 cm_to_f16x8(uvec4 w) {
   return uvec4(cm_to_f16x2(w.x), cm_to_f16x2(w.y), cm_to_f16x2(w.z), cm_to_f16x2(w.w));
