@@ -167,8 +167,8 @@ uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h
 // FT_FLAG_ROWS_OUTER (causal) that order is read with the row tile slowest within groups of HEAD_GROUP (batch,
 // head) pairs instead (0: one group of all): the longest rows of a group's heads first and the shortest last (list
 // scheduling's longest-first), where x fastest leaves a tail of mixed lengths; groups keep fewer heads' K/V in flight.
-// HEAD_GROUP is a specialization constant, so shaders without groups keep the plain form (session 13 call 3: as a
-// push constant the extra code cost the portable shaders 20-23%, compiled to 175 registers and 320 bytes of spills).
+// HEAD_GROUP is a specialization constant, so shaders without groups keep the plain form (as a push constant the
+// extra code cost the portable shaders 20-23%: docs/PERFORMANCE.md).
 uvec3 ft_wg() {
   const uvec3 g = gl_WorkGroupID, n = gl_NumWorkGroups;
   if ((pc.flags & FT_FLAG_ROWS_OUTER) == 0u) return g;

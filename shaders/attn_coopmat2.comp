@@ -5,14 +5,14 @@
 // One workgroup computes BLOCK_M query rows of one (batch, head) over all keys (or one KV split). Per KV tile of
 // BLOCK_N keys (attend_tile):
 //   load_kv_tile   Kᵀ (transposed tensor view) and V straight from the buffers through clamped tensor layouts (keys
-//                  >= Sk read 0; id 21 makes full tiles unclamped; id 23 does so with visibly aligned strides on
-//                  aligned calls); bf16 (and f16 with id 22) goes through one shared K-then-V buffer, converted to f16
+//                  >= Sk read 0; id 23 makes full tiles unclamped with visibly aligned strides on aligned calls);
+//                  bf16 goes through one shared K-then-V buffer, converted to f16
 //   compute_scores S = Q·Kᵀ (Q a use-A tile held across the loop, or reloaded per tile: id 27), scaled to the log2
 //                  domain (or the scale folded into exp2, id 25), masked (ragged keys, causal diagonal) by a per-element operation only on tiles that
 //                  need it
 //   online_softmax row max by coopMatReduceNV, P = exp2(S - m) per element, row sum by P·1 on the matrix units,
 //                  the rescale factor smeared across the O tile's columns by a reduction. l and m are BM x BN
-//                  matrices, or BM x NARROW ones (id 24), optionally rescaled lazily (id 26)
+//                  matrices, or BM x NARROW ones (id 24)
 //   accumulate_pv  O = O * alpha + P·V, P converted from accumulator to use-A in registers
 // The epilogue divides by the row sum and stores O through a clamped tensor layout (f16) or per element (bf16,
 // split-KV records), and LSE per row.
@@ -28,16 +28,10 @@
 #include "attn_common.glsl"
 #include "coopmat_common.glsl"
 
-// id 21: full K/V tiles load through unclamped tensor layouts (1), or every tile is bounds-checked (0, the default:
-// on the H200's driver the unclamped loads ran 2.5-4x slower, bench/results/2026-11-29_h200_vulkan).
-layout(constant_id = 21) const uint UNCLAMPED_FULL_TILES = 0;
-// id 22: f16 too goes through the shared staging buffers (1), like bf16, instead of tensor-layout loads (0).
-layout(constant_id = 22) const uint STAGE_F16 = 0;
 // id 23: on aligned calls (every Q/K/V offset and stride a multiple of 8 elements) the Q/K/V tensor layouts get bases
 // and row strides that are visibly multiples of 8 elements (x & ~7, a no-op there), so the compiler may use 16-byte
-// accesses without a runtime check. 1: full K/V tiles also load unclamped, the ragged last tile being a peeled,
-// clamped step (llama.cpp's "aligned" coopmat2 scheme; id 21's unclamped loads had neither the visible alignment nor
-// the peeling). 2: every load stays clamped, only the alignment is shown (tells the two effects apart).
+// accesses without a runtime check, and full K/V tiles load unclamped, the ragged last tile being a peeled, clamped
+// step (llama.cpp's "aligned" coopmat2 scheme).
 layout(constant_id = 23) const uint ALIGNED_LOADS = 0;
 // id 24: columns of the l, m, rescale-factor and row-sum matrices; 0 keeps them BM x BN. A multiple of the device's
 // N granularity for workgroup-scope matrices (16 at 128 invocations, 32 at 256 on NVIDIA). Fewer accumulator registers,
@@ -47,16 +41,12 @@ layout(constant_id = 24) const uint NARROW = 0;
 // id 25: the softmax scale folded into P's exp2 (fma(s, scale, -m)) and the row max, instead of multiplying every
 // score; m starts at the finite FT_M_NONE so exp2 needs no -inf guard.
 layout(constant_id = 25) const uint FOLD_SCALE = 0;
-// id 26 (with id 24; implies id 25): lazy rescaling. m, l and O are rescaled only when some row's max grew by more than
-// LAZY_LOG2 since the last rescale (a workgroup-wide max); otherwise P = exp2(s - stale m) <= 2^LAZY_LOG2, which f16 P
-// and f32 l/O carry exactly as well as P <= 1 (O / l is unchanged).
-layout(constant_id = 26) const uint LAZY_RESCALE = 0;
 // id 27 (tensor loads): 1 reloads Q per tile through its tensor layout (from L1/L2) instead of keeping a use-A tile
 // in registers across the loop; frees Q's registers (BM x D f16 over the workgroup: 64 a thread at 64 x 256 and 128
 // invocations), which with an f32 BM x D O spill.
 layout(constant_id = 27) const uint Q_RELOAD = 0;
 
-// id 30 (with id 23 = 1): the host guarantees every K/V tile of the call is full (Sk a multiple of BLOCK_N, so split
+// id 30 (with id 23): the host guarantees every K/V tile of the call is full (Sk a multiple of BLOCK_N, so split
 // and causal ranges start on tile boundaries and never read past Sk): aligned calls run one loop body of unclamped
 // loads, without the peeled ragged tile (llama.cpp compiles its aligned pipeline this way; the peeled form inlines
 // attend_tile twice).
@@ -65,12 +55,10 @@ layout(constant_id = 30) const uint ALL_FULL = 0;
 const uint BM = BLOCK_M;
 const uint BN = BLOCK_N;
 const uint D = HEAD_DIM;
-const bool STAGED = DTYPE != FT_DTYPE_F16 || STAGE_F16 != 0u;  // bf16: through shared memory, converted to f16
+const bool STAGED = DTYPE != FT_DTYPE_F16;  // bf16: through shared memory, converted to f16
 const bool Q_PER_TILE = Q_RELOAD != 0u && !STAGED;              // id 27 (staged Q is read from shared memory)
 const uint NW = NARROW != 0u ? NARROW : BN;                     // columns of the narrow row-value matrices
-const bool LAZY = LAZY_RESCALE != 0u && NARROW != 0u;
-const bool FOLD = FOLD_SCALE != 0u || LAZY;
-const float LAZY_LOG2 = 8.0;
+const bool FOLD = FOLD_SCALE != 0u;
 #define FT_M_NONE uintBitsToFloat(0xfeffffffu)  // -FLT_MAX/2: m of a row that saw no key yet (FOLD)
 const uint D8 = D / 8u;
 const uint KS4 = (D + 8u) / 4u;              // staged tile row stride in f16vec4
@@ -185,11 +173,11 @@ void stage_kv(uint n0, bool is_v) {
 // ---- load_kv_tile (tensor loads) ----
 // How a K/V tile loads (id 23): an unaligned call or id 23 off, a full tile of an aligned call, its ragged last tile.
 const uint KV_PLAIN = 0u, KV_ALIGNED_FULL = 1u, KV_ALIGNED_RAGGED = 2u;
-// KV_PLAIN: clamped (keys >= Sk read 0), or, with id 21, unclamped on full tiles. Aligned calls: the base and stride
-// visibly multiples of 8 elements; full tiles unclamped when id 23 is 1.
+// KV_PLAIN: clamped (keys >= Sk read 0). Aligned calls: the base and stride visibly multiples of 8 elements; full
+// tiles unclamped.
 void load_k(out K_T k_t, const uint n0, const uint mode) {
   tensorViewNV<2, false, 1, 0> view_t = createTensorViewNV(2, false, 1, 0);
-  if (mode == KV_ALIGNED_FULL && ALIGNED_LOADS == 1u) {
+  if (mode == KV_ALIGNED_FULL) {
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
     t = setTensorLayoutDimensionNV(t, pc.Sk, D);
     t = setTensorLayoutStrideNV(t, pc.k_ss & ~7u, 1);
@@ -199,11 +187,6 @@ void load_k(out K_T k_t, const uint n0, const uint mode) {
     t = setTensorLayoutDimensionNV(t, pc.Sk, D);
     t = setTensorLayoutStrideNV(t, pc.k_ss & ~7u, 1);
     coopMatLoadTensorNV(k_t, k_data, k_base & ~7u, sliceTensorLayoutNV(t, n0, BN, 0, D), view_t);
-  } else if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
-    tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
-    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
-    t = setTensorLayoutStrideNV(t, pc.k_ss, 1);
-    coopMatLoadTensorNV(k_t, k_data, k_base, sliceTensorLayoutNV(t, n0, BN, 0, D), view_t);
   } else {
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
     t = setTensorLayoutDimensionNV(t, pc.Sk, D);
@@ -212,7 +195,7 @@ void load_k(out K_T k_t, const uint n0, const uint mode) {
   }
 }
 void load_v(out V_B v_b, const uint n0, const uint mode) {
-  if (mode == KV_ALIGNED_FULL && ALIGNED_LOADS == 1u) {
+  if (mode == KV_ALIGNED_FULL) {
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
     t = setTensorLayoutDimensionNV(t, pc.Sk, D);
     t = setTensorLayoutStrideNV(t, pc.v_ss & ~7u, 1);
@@ -222,11 +205,6 @@ void load_v(out V_B v_b, const uint n0, const uint mode) {
     t = setTensorLayoutDimensionNV(t, pc.Sk, D);
     t = setTensorLayoutStrideNV(t, pc.v_ss & ~7u, 1);
     coopMatLoadTensorNV(v_b, v_data, v_base & ~7u, sliceTensorLayoutNV(t, n0, BN, 0, D));
-  } else if (UNCLAMPED_FULL_TILES != 0u && n0 + BN <= pc.Sk) {
-    tensorLayoutNV<2, gl_CooperativeMatrixClampModeUndefinedNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeUndefinedNV);
-    t = setTensorLayoutDimensionNV(t, pc.Sk, D);
-    t = setTensorLayoutStrideNV(t, pc.v_ss, 1);
-    coopMatLoadTensorNV(v_b, v_data, v_base, sliceTensorLayoutNV(t, n0, BN, 0, D));
   } else {
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
     t = setTensorLayoutDimensionNV(t, pc.Sk, D);
@@ -315,18 +293,8 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout O_AC
     coopMatReduceNV(rowmax, s, gl_CooperativeMatrixReduceRowNV, max_op);
     if (FOLD) rowmax *= pc.scale_log2;
     coopMatPerElementNV(m_new, rowmax, max2_op, m_n);
-    bool rescale = true;
-    if (LAZY) {
-      // Every element of the whole-matrix max holds the same value, so the branch is uniform.
-      ACC(BM, NW) grow = m_new - m_n;
-      ACC(BM, NW) grow_max;
-      coopMatReduceNV(grow_max, grow, gl_CooperativeMatrixReduceRowAndColumnNV, max_op);
-      rescale = grow_max[0] > LAZY_LOG2;
-    }
-    if (rescale) {
-      coopMatPerElementNV(alpha, m_n, alpha_op, m_new);
-      m_n = m_new;
-    }
+    coopMatPerElementNV(alpha, m_n, alpha_op, m_new);
+    m_n = m_new;
     ACC(BM, BN) m_wide, p;
 #ifdef FT_O_F16
     coopMatReduceNV(m_wide, m_n + ACC(BM, NW)(o_shift), gl_CooperativeMatrixReduceRowNV, smear_op);
@@ -339,17 +307,11 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout O_AC
         coopmat<float16_t, gl_ScopeWorkgroup, BN, NW, gl_MatrixUseB>(1.0);
     ACC(BM, NW) rowsum = ACC(BM, NW)(0.0);
     rowsum = coopMatMulAdd(p_a, ones, rowsum);
-    if (rescale) {
-      l_n = alpha * l_n + rowsum;
-    } else {
-      l_n += rowsum;
-    }
+    l_n = alpha * l_n + rowsum;
     if (!STAGED) load_v(v_b, n0, kv_mode);
-    if (rescale) {
-      ACC(BM, D) alpha_d;
-      coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
-      o *= O_CAST(alpha_d);
-    }
+    ACC(BM, D) alpha_d;
+    coopMatReduceNV(alpha_d, alpha, gl_CooperativeMatrixReduceRowNV, smear_op);
+    o *= O_CAST(alpha_d);
   }
 
   // ---- accumulate_pv ----
@@ -397,7 +359,7 @@ void main() {
   ACC(BM, NW) l_n = ACC(BM, NW)(0.0);
   ACC(BM, NW) m_n = ACC(BM, NW)(m_init);
 
-  if (ALL_FULL != 0u && ALIGNED_LOADS == 1u && !STAGED && in_vec) {
+  if (ALL_FULL != 0u && ALIGNED_LOADS != 0u && !STAGED && in_vec) {
     // Every tile is full in memory (n0 + BN <= Sk); causal / split ends inside a tile are masked by attend_tile.
     [[dont_unroll]] for (uint n0 = kv_begin; n0 < kv_end; n0 += BN) {
       attend_tile(n0, KV_ALIGNED_FULL, q_a, o, l_w, m_w, l_n, m_n);

@@ -62,7 +62,7 @@ RAW4 g_vpref[PREF];
 // count 0, 1, ... up to a (specialization) constant without `continue`, and by arithmetic on those, never by
 // lane-dependent values. A loop the driver cannot unroll (a counter stepped by shifts, a trip count depending on an
 // enclosing counter, a `continue`) keeps its enclosing loops rolled too, and the arrays they index go to local
-// memory: most likely the H200's 144-560 bytes of local memory in every pipeline of session 8's form of this shader
+// memory: most likely the H200's 144-560 bytes of local memory in every pipeline of an earlier form of this shader
 // (spirv-opt left those loops rolled there). Check a change with spirv-opt (freeze the specialization constants, -O:
 // no Function-storage array may be left), as DEVELOPERS.md describes.
 // Per-thread state in private globals (arrays sized by specialization constants cannot be function parameters).

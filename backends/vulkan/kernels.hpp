@@ -4,7 +4,6 @@
 //   portable_variants()  backends/vulkan/portable_paths.cpp (vk-core)
 //   coopmat_variants()   backends/vulkan/coopmat_paths.cpp  (vk-coopmat): Path::VulkanCoopmat entries
 //   coopmat2_variants()  backends/vulkan/coopmat_paths.cpp  (vk-coopmat): Path::VulkanCoopmat2 entries
-// Until coopmat_paths.cpp exists, weak empty definitions (coopmat_default.cpp) keep the build linking.
 #pragma once
 
 #include "backend.hpp"
@@ -72,14 +71,14 @@ struct Caps {
   std::vector<CoopmatShape> coopmat_shapes;
   // Stage 2 also probes (vk_device.cpp, at device creation): the element layout of attn_coopmat.comp's 16 x 16 f32
   // accumulators at subgroup 32, which its register softmax (spec id 28) must know: 1 or 2 (the shader's layouts), 0
-  // unknown (no such shape, another layout, or FLASHTILE_VKCM_REGSM set).
+  // unknown (no such shape, or another layout).
   std::uint32_t khr_acc_layout = 0;
   bool coopmat2_nv = false;  // VK_NV_cooperative_matrix2 present and enabled
   bool cm2_workgroup_scope = false, cm2_flexible_dimensions = false, cm2_reductions = false, cm2_conversions = false,
        cm2_per_element_operations = false, cm2_tensor_addressing = false, cm2_block_loads = false;
   std::uint32_t cm2_max_workgroup_size = 0, cm2_max_dimension = 0, cm2_reserved_shared_memory = 0;
 
-  // Tuning aid, off unless FLASHTILE_VK_PIPELINE_STATS=1: VK_KHR_pipeline_executable_properties enabled, and each
+  // Tuning aid, off unless Overrides::pipeline_stats: VK_KHR_pipeline_executable_properties enabled, and each
   // pipeline's compiler statistics (registers, shared memory, ...) printed to stderr when it is created.
   bool pipeline_stats = false;
 };
@@ -114,13 +113,17 @@ struct ShaderVariant {
   std::uint32_t align_elems = 1;
   bool split_kv = false;                     // honours n_splits > 1 (writes scratch records; reduce pass follows)
   // Causal calls launch in longest-first order across heads (kFlagRowsOuter), where that won against the per-head
-  // order (session 11 call 4: the portable and KHR paths, coopmat2 at d256; coopmat2 lost 5-17% at d64/d128 1k-4k).
+  // order (docs/PERFORMANCE.md, "Vulkan table choices").
   bool rows_outer = false;
   // With rows_outer: longest-first within groups of this many (batch, head) pairs (0: one group of all), fewer heads'
   // K/V in flight at once (specialization constant kSpecHeadGroup).
   std::uint32_t head_group = 0;
-  // O accumulated in f16 (module attn_coopmat2_o16): only for calls with Options::allow_reduced_precision_accumulation.
+  // Reduced-precision accumulation (coopmat2's f16 O, the portable rgh modules' f16 P·V sums): only for calls with
+  // Options::allow_reduced_precision_accumulation.
   bool reduced_precision = false;
+  // Non-empty: why CPU devices (lavapipe) skip this GPU-only variant, unless tests force variants
+  // (Overrides::variant).
+  std::string cpu_skip;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;  // {constant_id, value}
   // Optional further checks: device-level (empty when usable), call-level (empty when usable). One-line reasons.
   std::function<std::string(const Caps&)> device_check;

@@ -2,8 +2,6 @@
 #include "kernels.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <iterator>
 #include <string>
 
@@ -17,6 +15,7 @@ struct PortableTile {
   std::uint32_t block_m, block_n, wg;
   std::uint32_t max_sq;  // 0: any seqlen_q; else only calls with seqlen_q <= max_sq
 };
+// The portable tables' choices and their measurements: docs/PERFORMANCE.md, "Vulkan table choices".
 // Decode-like calls (seqlen_q <= 8): 8-row tiles waste less of the work on rows past Sq (split-KV fills the GPU).
 const PortableTile kDecodeTiles[] = {{40, 64, 8, 64, 128, 8}, {72, 128, 8, 32, 128, 8}, {136, 256, 8, 16, 128, 8}};
 // Fastest first. The first three need 48 KB of shared memory (NVIDIA, AMD, Intel GPUs): wider key tiles halve the
@@ -32,17 +31,6 @@ std::uint32_t portable_shared_bytes(std::uint32_t d, std::uint32_t bm, std::uint
   const std::uint32_t d4 = padded_dim(d) / 4, tpr = wg / bm;
   return 16 * bm * (d4 + 1) + 16 * bn * (d4 + 1) + 4 * bm * (bn + 1) + 4 * bm + 4 * bm * tpr;
 }
-
-// Variants skipped on CPU devices unless FLASHTILE_VK_VARIANT picks variants (tests).
-void gpu_only_unless_forced(ShaderVariant& v, const char* why_cpu) {
-  v.device_check = [why_cpu](const Caps& caps) -> std::string {
-    return caps.software && !std::getenv("FLASHTILE_VK_VARIANT") ? why_cpu : "";
-  };
-}
-
-}  // namespace
-
-namespace {
 
 struct StorageMode {
   const char* suffix;
@@ -85,8 +73,8 @@ ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
   v.needs_subgroup_shuffle = true;
   v.min_subgroup_size = tpr;
   // On CPU devices (lavapipe) its large per-thread arrays make it slower than the tiled shader, and much slower to
-  // compile; it still runs there when FLASHTILE_VK_VARIANT selects variants explicitly (tests).
-  gpu_only_unless_forced(v, "row shader skipped on CPU devices (slower there)");
+  // compile.
+  v.cpu_skip = "row shader skipped on CPU devices (slower there)";
   return v;
 }
 
@@ -94,19 +82,11 @@ ShaderVariant make_row_variant(const RowTile& t, const StorageMode& s) {
 // computes s_tm x s_tn scores (over head_dim / ds columns, ds = wg / ((bm / s_tm) * (bn / s_tn)) partial score
 // tiles) and keeps o_tm rows x (bm * d / (wg * o_tm)) columns of O in registers. Entries are in preference order:
 // a 48 KB tile where measured faster (NVIDIA's limit), then one within 32 KB (lavapipe's limit) for every head dim;
-// a device takes the first its shared memory holds. Tuning without rebuilding:
-// FLASHTILE_VKPT_TILE="[dim:]bm,bn,wg[,s_tm,s_tn,o_tm][;...]" replaces them for that head dim (or every one where
-// valid; an invalid entry naming a dim says why on stderr); the shared limit still applies (a tile over it leaves
-// that head dim to the row shader).
+// a device takes the first its shared memory holds.
 struct TileConfig {
   std::uint32_t dim, block_m, block_n, wg, s_tm, s_tn, o_tm;
-  bool operator==(const TileConfig&) const = default;
 };
-// H200, f16, S 4096 (non-causal/causal; bench/results/2026-11-29_h200_vk_khr_portable_tiles, calls 1 and 3): d 64
-// 64,16,128,4,2,4 28.3/27.2 TFLOP/s (64,16,64,4,4,4: 25.0/23.2 in the second session); d 128 64,16,128,4,2,4 27.8,
-// 32,16,128,4,2,4 26.9, 32,32,128 25.4, 32,32,64 22.6 (32,16,64,4,4,4: 23.7); d 256 32,8,128,4,2,4 25.8/24.7,
-// 16,16,128,4,2,4 22.8/23.0 (16,8,64,4,4,4: 20.3/18.9).
-const TileConfig kTileConfigs[] = {
+constexpr TileConfig kTileConfigs[] = {
     {64, 64, 16, 128, 4, 2, 4},   // 27.0 KB; S 4x2 (ds 1), O 4x8
     {128, 64, 16, 128, 4, 2, 4},  // 47.0 KB; S 4x2 (ds 1), O 4x16
     {128, 32, 16, 64, 4, 4, 4},   // 30.1 KB; S 4x4 (ds 2), O 4x16
@@ -119,48 +99,20 @@ std::uint32_t tile_shared_bytes(const TileConfig& c) {
   return 16 * (c.block_m + c.block_n) * qs + 16 * ds * c.block_m * (c.block_n / 4 + 1) + 4 * c.wg + 4 * c.block_m;
 }
 
-// The shader's divisibility rules; "" when `c` is valid.
-std::string tile_config_reason(const TileConfig& c) {
+// attn_portable_tile.comp's divisibility rules.
+constexpr bool tile_config_valid(const TileConfig& c) {
   const std::uint32_t d4 = c.dim / 4;
   auto div = [](std::uint32_t a, std::uint32_t b) { return b != 0 && a % b == 0; };
-  if (!c.block_m || !c.block_n || !c.wg || !c.s_tm || !c.s_tn || !c.o_tm) return "zero in tile config";
-  if (!div(c.block_m, c.s_tm) || !div(c.block_n, c.s_tn) || !div(c.block_m, c.o_tm)) return "micro-tile must divide the tile";
+  if (!c.block_m || !c.block_n || !c.wg || !c.s_tm || !c.s_tn || !c.o_tm) return false;
+  if (!div(c.block_m, c.s_tm) || !div(c.block_n, c.s_tn) || !div(c.block_m, c.o_tm)) return false;  // micro-tiles
   const std::uint32_t group = (c.block_m / c.s_tm) * (c.block_n / c.s_tn);
-  if (!div(c.wg, group) || !div(d4, c.wg / group)) return "wg / score groups must divide head_dim / 4";
+  if (!div(c.wg, group) || !div(d4, c.wg / group)) return false;  // wg / score groups divides head_dim / 4
   const std::uint32_t org = c.block_m / c.o_tm;
-  if (!div(c.wg, org) || !div(d4, c.wg / org)) return "wg / output row groups must divide head_dim / 4";
-  if (!div(c.wg, c.block_m) || !div(c.block_n, c.wg / c.block_m)) return "wg / block_m must divide block_n";
-  if (!div(c.block_n, 4) || !div(c.block_n * d4, c.wg)) return "block_n must be a multiple of 4 and of wg * 4 / head_dim";
-  return "";
+  if (!div(c.wg, org) || !div(d4, c.wg / org)) return false;      // wg / output row groups divides head_dim / 4
+  if (!div(c.wg, c.block_m) || !div(c.block_n, c.wg / c.block_m)) return false;  // wg / block_m divides block_n
+  return div(c.block_n, 4) && div(c.block_n * d4, c.wg);  // block_n a multiple of 4 and of wg * 4 / head_dim
 }
-
-std::vector<TileConfig> tile_configs() {
-  std::vector<TileConfig> out(std::begin(kTileConfigs), std::end(kTileConfigs));
-  const char* env = std::getenv("FLASHTILE_VKPT_TILE");
-  // Entries separated by ';', each "[dim:]bm,bn,wg[,s_tm,s_tn,o_tm]"; without "dim:" it applies to every head dim.
-  for (std::string rest = env ? env : ""; !rest.empty();) {
-    const std::size_t semi = rest.find(';');
-    std::string item = rest.substr(0, semi);
-    rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
-    unsigned dim = 0, bm = 0, bn = 0, wg = 0, stm = 4, stn = 4, otm = 4;
-    if (const std::size_t colon = item.find(':'); colon != std::string::npos) {
-      dim = static_cast<unsigned>(std::strtoul(item.c_str(), nullptr, 10));
-      item = item.substr(colon + 1);
-    }
-    if (std::sscanf(item.c_str(), "%u,%u,%u,%u,%u,%u", &bm, &bn, &wg, &stm, &stn, &otm) < 3) continue;
-    for (TileConfig& c : out) {
-      const TileConfig e{c.dim, bm, bn, wg, stm, stn, otm};
-      // (every entry of the head dim becomes e; the duplicates are dropped below)
-      const std::string why = tile_config_reason(e);
-      if ((dim == 0 || dim == c.dim) && why.empty()) c = e;
-      if (dim == c.dim && !why.empty())  // a tuning knob: say why the named head dim keeps its default
-        std::fprintf(stderr, "flashtile: FLASHTILE_VKPT_TILE entry '%s' ignored for head dim %u: %s\n",
-                     item.c_str(), dim, why.c_str());
-    }
-  }
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
+static_assert(std::all_of(std::begin(kTileConfigs), std::end(kTileConfigs), tile_config_valid));
 
 ShaderVariant make_tile_variant(const TileConfig& c, const StorageMode& s) {
   ShaderVariant v = portable_variant("tile_", s, c.wg, c.block_m, c.block_n);
@@ -168,83 +120,39 @@ ShaderVariant make_tile_variant(const TileConfig& c, const StorageMode& s) {
   v.shared_bytes = tile_shared_bytes(c);
   v.extra_spec = {{kSpecTileSTm, c.s_tm}, {kSpecTileSTn, c.s_tn}, {kSpecTileOTm, c.o_tm}};
   // Like the row shader: on CPU devices (lavapipe) the tiled shader is the default (CI time); tests force this one.
-  gpu_only_unless_forced(v, "tile shader skipped on CPU devices (CI time)");
+  v.cpu_skip = "tile shader skipped on CPU devices (CI time)";
   return v;
 }
 
 // attn_portable_rg.comp (row groups of tpr subgroup lanes, Q and O in registers, S and P never in shared memory):
 // rows per lane R = block_m * tpr / wg. f16 tensors take the packed-f16 P·V module ("rgh") first. Every tile fits
-// in 32 KB. The portable path's default on GPUs (FT_VK_PORTABLE_FORM=tile keeps the tile shader first, for A/B).
+// in 32 KB. The portable path's default on GPUs.
 struct RgConfig {
   std::uint32_t dim, block_m, block_n, wg, tpr, prefetch;
-  bool operator==(const RgConfig&) const = default;
 };
 // Registers per lane, 32-bit, from the shader's arrays (its header), for 16-bit tensors: Q + O 2 * R * d / tpr,
 // scores R * block_n / tpr, partial scores R * tpr (score step) or the f16 P·V sums R * d / (2 * tpr) and a key's V
 // columns d / (2 * tpr) (P·V step), prefetch block_n * d / wg, plus about 24 (addresses, m/l/alpha, loop state).
-// H200, f16, 4096, TFLOP/s non-causal / causal, each config in its own process with the tile shader in the same call
-// (bench/results/2026-11-30_h200_vk_portable_row_groups): R = 4 / 4 / 2 (64:16:64:4, 64:16:128:8, 32:16:128:8) ran 39.4/36.4,
-// 39.0/36.8, 31.8/30.5 at d 64/128/256 against the tile shader's 28.3/27.2, 27.9/25.4, 25.7/24.7, with 251-255
-// registers and no local memory (calls 1 and 2). Call 2's sweep around them picked d64 128:16:128:4 (40.7/37.7) and
-// d256 32:16:128:16 (R 4: 36.0/34.5; 64:16:256:16 35.7/33.6); d128 stays (64:16:128:8 with register prefetch 39.2/37.0,
-// 128:16:256:8 36.6/33.8, 32:16:64:8 36.5/34.2, 64:16:128:16 35.4/31.1, 64:32:128:8 33.5/28.5, 64:8:128:8 34.7/33.3).
-// R = 2 / 2 / 1 with 256-thread workgroups (about 150 registers) ran 33.4, 27.3, 18.3 non-causal. Session 8's local
-// memory (every config 2-6x slower than the tile shader) came from loops left rolled (the shader's header).
-const RgConfig kRgConfigs[] = {
+constexpr RgConfig kRgConfigs[] = {
     {64, 128, 16, 128, 4, 0},  // R 4: Q+O 128, S 16
     {128, 64, 16, 128, 8, 0},  // R 4: Q+O 128, S 8
     {256, 32, 16, 128, 16, 0}, // R 4: Q+O 128, S 4
     {256, 32, 16, 128, 8, 0},  // R 2, for subgroups of 8 (lavapipe, some Intel GPUs)
 };
 
-// The shader's divisibility rules; "" when `c` is valid (f16_pv: the packed-f16 P·V module's extra ones).
-std::string rg_config_reason(const RgConfig& c, bool f16_pv) {
+// attn_portable_rg.comp's divisibility rules (f16_pv: the packed-f16 P·V module's extra ones).
+constexpr bool rg_config_valid(const RgConfig& c, bool f16_pv) {
   auto div = [](std::uint32_t a, std::uint32_t b) { return b != 0 && a % b == 0; };
   const std::uint32_t unit = f16_pv ? 8 : 4;  // columns of a shared V load
-  if (c.tpr < 2 || (c.tpr & (c.tpr - 1)) != 0) return "tpr must be a power of two >= 2";
-  if (!c.block_m || !c.block_n || !c.wg || c.wg > 1024) return "block_m, block_n and wg must be in 1..1024";
-  if (!div(c.dim / unit, c.tpr) || !div(c.block_n, c.tpr) || !div(c.wg, c.tpr))
-    return "tpr must divide head_dim / " + std::to_string(unit) + ", block_n and wg";
-  if (!div(c.block_m * c.tpr, c.wg)) return "block_m * tpr must be a multiple of wg (rows per lane R >= 1)";
-  if (!div(c.block_n * c.dim / unit, c.wg))
-    return "wg must divide block_n * head_dim / " + std::to_string(unit) + " (the K/V tile's loads)";
-  if (c.prefetch > 1) return "prefetch must be 0 or 1";
-  return "";
+  if (c.tpr < 2 || (c.tpr & (c.tpr - 1)) != 0) return false;  // tpr a power of two >= 2
+  if (!c.block_m || !c.block_n || !c.wg || c.wg > 1024) return false;
+  if (!div(c.dim / unit, c.tpr) || !div(c.block_n, c.tpr) || !div(c.wg, c.tpr)) return false;
+  if (!div(c.block_m * c.tpr, c.wg)) return false;  // rows per lane R >= 1
+  if (!div(c.block_n * c.dim / unit, c.wg)) return false;  // the K/V tile's loads
+  return c.prefetch <= 1;
 }
-
-// FT_VK_RG_CONFIG (H200 sweeps from one binary): comma-separated "[dD=]block_m:block_n:wg:tpr[:prefetch]", an entry
-// without "dD=" for every head dim; an entry the shader's rules refuse for a head dim leaves that dim's default, with
-// the reason on stderr.
-std::vector<RgConfig> rg_configs() {
-  std::vector<RgConfig> out(std::begin(kRgConfigs), std::end(kRgConfigs));
-  const char* env = std::getenv("FT_VK_RG_CONFIG");
-  for (std::string rest = env ? env : ""; !rest.empty();) {
-    const std::size_t comma = rest.find(',');
-    const std::string item = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    unsigned dim = 0, bm = 0, bn = 0, wg = 0, tpr = 0, pf = 0;
-    const std::size_t eq = item.find('=');
-    const bool dim_ok = eq == std::string::npos || (std::sscanf(item.c_str(), "d%u=", &dim) == 1 &&
-                                                    item.substr(0, eq) == "d" + std::to_string(dim));
-    if (!dim_ok || std::sscanf(item.c_str() + (eq == std::string::npos ? 0 : eq + 1), "%u:%u:%u:%u:%u", &bm, &bn,
-                               &wg, &tpr, &pf) < 4) {
-      std::fprintf(stderr, "flashtile: FT_VK_RG_CONFIG entry '%s' ignored: want [dD=]block_m:block_n:wg:tpr[:prefetch]\n",
-                   item.c_str());
-      continue;
-    }
-    for (RgConfig& c : out) {
-      if (dim != 0 && dim != c.dim) continue;
-      const RgConfig e{c.dim, bm, bn, wg, tpr, pf};
-      const std::string why = rg_config_reason(e, false);
-      if (why.empty()) c = e;
-      else
-        std::fprintf(stderr, "flashtile: FT_VK_RG_CONFIG entry '%s' refused for head dim %u (keeps %u:%u:%u:%u:%u): %s\n",
-                     item.c_str(), c.dim, c.block_m, c.block_n, c.wg, c.tpr, c.prefetch, why.c_str());
-    }
-  }
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
+static_assert(std::all_of(std::begin(kRgConfigs), std::end(kRgConfigs),
+                          [](const RgConfig& c) { return rg_config_valid(c, false) && rg_config_valid(c, true); }));
 
 ShaderVariant make_rg_variant(const RgConfig& c, const StorageMode& s, bool f16_pv) {
   ShaderVariant v = portable_variant(f16_pv ? "rgh_" : "rg_", s, c.wg, c.block_m, c.block_n);
@@ -259,7 +167,7 @@ ShaderVariant make_rg_variant(const RgConfig& c, const StorageMode& s, bool f16_
   v.needs_subgroup_shuffle = true;
   v.min_subgroup_size = c.tpr;  // a row group's lanes share one subgroup
   // Like the tile shader: on CPU devices (lavapipe) only when tests force it (CI time).
-  gpu_only_unless_forced(v, "row-group shader skipped on CPU devices (CI time)");
+  v.cpu_skip = "row-group shader skipped on CPU devices (CI time)";
   return v;
 }
 
@@ -296,25 +204,12 @@ std::vector<ShaderVariant> portable_variants() {
   // Register-blocked tiles: packed uint loads first (half the load instructions of 16-bit ones; odd layouts fall
   // through to s16).
   const StorageMode tile_storages[] = {storages[1], storages[0], storages[2]};
-  // The row-group shader before the tile shader on d 64/128/256; FT_VK_PORTABLE_FORM=tile leaves it out (H200 A/B;
-  // FT_VK_RG_CONFIG sweeps its tiles from one binary).
-  const char* form_env = std::getenv("FT_VK_PORTABLE_FORM");
-  const std::string form = form_env ? form_env : "";
-  if (!form.empty() && form != "rg" && form != "tile")
-    std::fprintf(stderr, "flashtile: FT_VK_PORTABLE_FORM=%s ignored (rg or tile)\n", form.c_str());
-  if (form != "tile") {
-    for (const RgConfig& c : rg_configs())
-      for (const bool f16_pv : {true, false}) {
-        if (const std::string why = rg_config_reason(c, f16_pv); !why.empty()) {
-          std::fprintf(stderr, "flashtile: row-group %s tile for head dim %u skipped: %s\n", f16_pv ? "rgh" : "rg",
-                       c.dim, why.c_str());
-          continue;
-        }
-        for (const StorageMode& s : tile_storages)
-          if (!f16_pv || s.needs16 || s.packed) out.push_back(make_rg_variant(c, s, f16_pv));  // f32: no f16 P·V
-      }
-  }
-  for (const TileConfig& c : tile_configs())
+  // The row-group shader before the tile shader on d 64/128/256.
+  for (const RgConfig& c : kRgConfigs)
+    for (const bool f16_pv : {true, false})
+      for (const StorageMode& s : tile_storages)
+        if (!f16_pv || s.needs16 || s.packed) out.push_back(make_rg_variant(c, s, f16_pv));  // f32: no f16 P·V
+  for (const TileConfig& c : kTileConfigs)
     for (const StorageMode& s : tile_storages) out.push_back(make_tile_variant(c, s));
   for (const RowTile& t : kRowTiles)
     for (const StorageMode& s : storages) out.push_back(make_row_variant(t, s));

@@ -39,12 +39,11 @@ enum SpecId : std::uint32_t {
   kSpecCmK = 18,
   kSpecCmQInRegs = 19,        // attn_coopmat.comp: Q as use-A fragments in registers
   kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers
-  kSpecCm2Unclamped = 21,     // attn_coopmat2.comp: full K/V tiles through unclamped layouts
-  kSpecCm2StageF16 = 22,      //   f16 through the shared staging buffers like bf16
-  kSpecCm2AlignedLoads = 23,  //   aligned calls: strides visibly aligned (1: full tiles unclamped, 2: hint only)
+  // 21, 22: free.
+  kSpecCm2AlignedLoads = 23,  // attn_coopmat2.comp: aligned calls: strides visibly aligned, full tiles unclamped
   kSpecCm2Narrow = 24,        //   columns of the l / m / row-sum matrices (0: BLOCK_N)
   kSpecCm2FoldScale = 25,     //   softmax scale folded into exp2, finite initial max
-  kSpecCm2LazyRescale = 26,   //   rescale O / l / m only when a row max grew by more than 2^8 (needs 24)
+  // 26: free.
   kSpecCm2QReload = 27,       //   Q reloaded per tile through its tensor layout instead of held in registers
   kSpecCmRegSoftmax = 28,     // attn_coopmat.comp: softmax on the accumulators where their layout is known
   kSpecCmOpt = 29,            //   bits: Q loaded straight from global, K0 before Q, causal tiles past a subgroup skipped

@@ -24,6 +24,7 @@
 // queue from another thread during a flashtile call.
 #include "vk_device.hpp"
 #include "checked.hpp"
+#include "overrides.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -94,7 +95,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   // flashtile's own VkDevice on `pd`.
   VulkanDevice(std::shared_ptr<InstanceState> inst, VkPhysicalDevice pd, int index) : inst_(std::move(inst)), pd_(pd) {
     std::vector<const char*> exts;
-    caps_ = query_caps(inst_->fn, pd, &exts);
+    caps_ = query_caps(inst_->fn, pd, &exts, ov_.pipeline_stats);
     const bool v13 = caps_.api_version >= VK_API_VERSION_1_3;
     // Queue: the first family with compute (prefer compute without graphics: often the async compute queue).
     std::uint32_t nq = 0;
@@ -135,7 +136,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     e.fcm2.cooperativeMatrixTensorAddressing = caps_.cm2_tensor_addressing;
     e.fcm2.cooperativeMatrixBlockLoads = caps_.cm2_block_loads;
     e.fpe.pipelineExecutableInfo = caps_.pipeline_stats;
-    if (const char* st = std::getenv("FLASHTILE_VK_PIPELINE_STATS"); st && std::string(st) == "1" && !caps_.pipeline_stats)
+    if (ov_.pipeline_stats && !caps_.pipeline_stats)
       std::fprintf(stderr, "flashtile: FLASHTILE_VK_PIPELINE_STATS ignored on %s: no VK_KHR_pipeline_executable_properties\n",
                    caps_.name.c_str());
     e.link(v13, caps_.subgroup_size_control || caps_.compute_full_subgroups, caps_.coopmat_khr, caps_.coopmat2_nv,
@@ -165,8 +166,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     dev_ = static_cast<VkDevice>(h.device);
     queue_ = static_cast<VkQueue>(h.queue);
     qfam_ = h.queue_family;
-    caps_ = query_caps(inst_->fn, pd_, nullptr);
-    caps_.pipeline_stats = false;  // the application did not enable the extension for us
+    caps_ = query_caps(inst_->fn, pd_, nullptr, false);  // the application did not enable the statistics for us
     owns_device_ = false;
     fn_.load(inst_->fn, dev_);
     init(0);
@@ -176,7 +176,6 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (!dev_) return;
     fn_.vkDeviceWaitIdle(dev_);
     for (auto& [key, p] : pipelines_) fn_.vkDestroyPipeline(dev_, p, nullptr);
-    for (VkPipeline p : retired_) fn_.vkDestroyPipeline(dev_, p, nullptr);
     for (auto& [name, m] : modules_) fn_.vkDestroyShaderModule(dev_, m, nullptr);
     if (desc_pool_) fn_.vkDestroyDescriptorPool(dev_, desc_pool_, nullptr);
     fn_.vkDestroyPipelineLayout(dev_, pipe_layout_, nullptr);
@@ -325,14 +324,14 @@ class VulkanDevice final : public detail::DeviceImpl {
     pc.B = st(a.batch), pc.Sq = st(a.seqlen_q), pc.Sk = st(a.seqlen_k), pc.Hq = st(a.heads_q), pc.Hkv = st(a.heads_kv);
     pc.scale_log2 = a.scale * kLog2e;
     pc.flags = a.has_lse ? kFlagWriteLse : 0u;
-    // Causal: long rows first (shorter grid tail). FLASHTILE_VK_REVERSE_ROWS=0 keeps launch order = row order.
-    if (a.causal && reverse_rows_) pc.flags |= kFlagReverseRows;
+    // Causal: long rows first (shorter grid tail).
+    if (a.causal) pc.flags |= kFlagReverseRows;
     pc.n_splits = choose_splits(*v, a);
     const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
-    // Causal: and the longest rows of every head before any shorter ones, where the variant won with it
-    // (FLASHTILE_VK_ROWS_OUTER=0: per head everywhere, 1: everywhere), while ft_wg's 32-bit linear index fits.
+    // Causal: and the longest rows of every head before any shorter ones, where the variant won with it, while
+    // ft_wg's 32-bit linear index fits.
     const bool fits32 = std::uint64_t{row_tiles} * pc.n_splits * pc.Hq * pc.B <= 0xffffffffull;
-    if (a.causal && fits32 && (rows_outer_ == 1 || (rows_outer_ < 0 && v->rows_outer))) pc.flags |= kFlagRowsOuter;
+    if (a.causal && fits32 && v->rows_outer) pc.flags |= kFlagRowsOuter;
 
     VkBuffer scratch = dummy_;
     if (pc.n_splits > 1) scratch = ensure_scratch(scratch_floats(a.batch, a.heads_q, a.seqlen_q, pc.n_splits, a.head_dim) * 4);
@@ -426,19 +425,8 @@ class VulkanDevice final : public detail::DeviceImpl {
     inst_->fn.vkGetPhysicalDeviceMemoryProperties(pd_, &mp);
     mem_props_ = mp;
     push_descriptor_ = caps_.push_descriptor && fn_.vkCmdPushDescriptorSetKHR;
-    if (const char* e = std::getenv("FLASHTILE_VK_NO_PUSH_DESCRIPTOR"); e && std::strcmp(e, "1") == 0)
-      push_descriptor_ = false;  // exercise the descriptor ring on devices that have push descriptors
+    if (ov_.no_push_descriptor) push_descriptor_ = false;  // tests: the descriptor ring on any device
     caps_.push_descriptor = push_descriptor_;
-    // Tests only: pretend a larger shared-memory limit, to run the 48 KB variants on lavapipe (which computes them
-    // correctly past its advertised 32 KB; the validation layer then reports the excess, so test without it).
-    if (const char* e = std::getenv("FLASHTILE_VK_SHARED_LIMIT"))
-      caps_.max_shared_memory = static_cast<std::uint32_t>(std::strtoul(e, nullptr, 10));
-
-    if (const char* e = std::getenv("FLASHTILE_VK_REVERSE_ROWS"); e && std::strcmp(e, "0") == 0) reverse_rows_ = false;
-    if (const char* e = std::getenv("FLASHTILE_VK_ROWS_OUTER")) rows_outer_ = std::strcmp(e, "0") == 0 ? 0 : 1;
-    // Experiments: FLASHTILE_VK_HEAD_GROUP=N orders the rows-outer launches in groups of N (batch, head) pairs (0:
-    // one group of all), whatever the variant says.
-    if (const char* e = std::getenv("FLASHTILE_VK_HEAD_GROUP")) head_group_ = static_cast<int>(std::strtol(e, nullptr, 10));
     {
       VkPhysicalDeviceProperties props{};
       inst_->fn.vkGetPhysicalDeviceProperties(pd_, &props);
@@ -498,13 +486,15 @@ class VulkanDevice final : public detail::DeviceImpl {
     // Device-level reasons are fixed for the device's life: found once here, not on every call's pick().
     for (Path p : kPathOrder) {
       tables_[p] = variants_of(p);
-      for (const ShaderVariant& v : tables_[p]) device_reasons_[p].push_back(device_reason(v, caps_));
+      for (const ShaderVariant& v : tables_[p]) {
+        std::string why = device_reason(v, caps_);
+        // GPU-only variants run on CPU devices (lavapipe) only where a test forces variants.
+        if (why.empty() && caps_.software && !v.cpu_skip.empty() && ov_.variant.empty()) why = v.cpu_skip;
+        device_reasons_[p].push_back(std::move(why));
+      }
     }
-    if (const char* e = std::getenv("FLASHTILE_VK_VARIANT")) only_variant_ = e;
-    // FLASHTILE_VK_PATHS=vulkan_coopmat2,... (benchmarks, tests): list and run only these paths.
-    const char* only = std::getenv("FLASHTILE_VK_PATHS");
     for (Path p : kPathOrder) {
-      if (only && ("," + std::string(only) + ",").find("," + std::string(to_string(p)) + ",") == std::string::npos) {
+      if (!ov_.lists(p)) {
         unlisted_.push_back(p);
         continue;
       }
@@ -589,12 +579,11 @@ class VulkanDevice final : public detail::DeviceImpl {
     }
     std::string first_device, first_call;
     std::vector<std::uint32_t> dims;
-    // FLASHTILE_VK_VARIANT=text: only variants whose kernel name contains text (tests use it to cover the
-    // fallbacks a device would not pick: _sh, _pk).
+    // Overrides::variant: tests cover the fallbacks a device would not pick (_sh, _pk).
     const std::vector<std::string>& device_reasons = device_reasons_.at(path);
     for (std::size_t i = 0; i < vs.size(); ++i) {
       const ShaderVariant& v = vs[i];
-      if (!only_variant_.empty() && v.kernel.find(only_variant_) == std::string::npos) continue;
+      if (!ov_.variant.empty() && v.kernel.find(ov_.variant) == std::string::npos) continue;
       // Reduced-precision entries exist only for calls that allow them: passed over silently, so that their refusal
       // never stands in for the real reason a path cannot run a call.
       if (v.reduced_precision && !a.allow_reduced_precision) continue;
@@ -648,15 +637,15 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   // Split-KV when the grid alone would leave the device idle (decode-like shapes), and at least enough splits that no
-  // invocation loops over more than Caps::max_loop_keys keys. FLASHTILE_VK_SPLITS=n asks for n.
+  // invocation loops over more than Caps::max_loop_keys keys. Overrides::splits asks for a number (tests).
   std::uint32_t choose_splits(const ShaderVariant& v, const detail::AttnArgs& a) const {
     if (!v.split_kv) return 1;
     const std::uint64_t row_tiles = (static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
     const std::uint64_t wgs = row_tiles * a.heads_q * a.batch;
     const std::uint64_t kv_tiles = (static_cast<std::uint64_t>(a.seqlen_k) + v.block_n - 1) / v.block_n;
     std::uint64_t want = 1;
-    if (const char* e = std::getenv("FLASHTILE_VK_SPLITS")) {
-      want = std::max<long>(1, std::strtol(e, nullptr, 10));
+    if (ov_.splits) {
+      want = ov_.splits;
     } else {
       const std::uint64_t target =
           caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency()) : 512;  // ~4 workgroups per SM/CU
@@ -709,8 +698,8 @@ class VulkanDevice final : public detail::DeviceImpl {
                         v.wg_size % std::max(1u, v.required_subgroup_size ? v.required_subgroup_size
                                                                           : caps_.max_subgroup_size) == 0);
     k.extra_spec = v.extra_spec;
-    // Causal rows-outer launches in groups of heads (id 31): the variant's size, or FLASHTILE_VK_HEAD_GROUP's.
-    const std::uint32_t group = head_group_ >= 0 ? static_cast<std::uint32_t>(head_group_) : v.head_group;
+    // Causal rows-outer launches in groups of heads (id 31): the variant's size, or Overrides::head_group's (tests).
+    const std::uint32_t group = ov_.head_group >= 0 ? static_cast<std::uint32_t>(ov_.head_group) : v.head_group;
     if (a.causal && group > 0) k.extra_spec.push_back({kSpecHeadGroup, group});
     return k;
   }
@@ -746,14 +735,6 @@ class VulkanDevice final : public detail::DeviceImpl {
 
   VkPipeline pipeline(const PipelineKey& k) {
     auto it = pipelines_.find(k);
-    // FLASHTILE_VK_FRESH_PIPELINES=1 (diagnostic): a new VkPipeline for every call, the old ones kept until the device
-    // goes (a submission may still use them). Tells whether coopmat2's slow mode follows the pipeline object or the
-    // process (bench/results/2026-11-29_h200_vk_khr_portable_tiles).
-    if (it != pipelines_.end() && fresh_pipelines_) {
-      retired_.push_back(it->second);
-      pipelines_.erase(it);
-      it = pipelines_.end();
-    }
     if (it != pipelines_.end()) return it->second;
     const VkPipeline p = create_pipeline(k, module(k.spirv));
     pipelines_.emplace(k, p);
@@ -794,7 +775,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     return p;
   }
 
-  // FLASHTILE_VK_PIPELINE_STATS=1: one stderr line per executable of a new pipeline, with every statistic the
+  // Overrides::pipeline_stats: one stderr line per executable of a new pipeline, with every statistic the
   // driver reports (on NVIDIA: registers, shared memory, ...), to tune tiles without a profiler.
   void print_pipeline_stats(VkPipeline p, const PipelineKey& k,
                             const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spec) const {
@@ -958,11 +939,10 @@ class VulkanDevice final : public detail::DeviceImpl {
     return cmd_;
   }
 
-  // GPU timestamps around the dispatches of run() (FLASHTILE_VK_TIMESTAMPS=1, flashtile's own submissions only),
-  // for the benchmark: flashtile_vk_last_gpu_ms() below returns the last one.
+  // GPU timestamps around the dispatches of run() (timestamps_requested(), flashtile's own submissions only), for
+  // the benchmark: flashtile_vk_last_gpu_ms() below returns the last one.
   bool timestamps_on() {
-    const char* e = std::getenv("FLASHTILE_VK_TIMESTAMPS");
-    if (!e || std::strcmp(e, "1") != 0 || timestamp_period_ <= 0.0) return false;
+    if (!timestamps_requested() || timestamp_period_ <= 0.0) return false;
     if (!query_pool_) {
       VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -996,6 +976,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   std::shared_ptr<InstanceState> inst_;
+  const Overrides ov_ = read_overrides();  // read once, at device creation
   VkPhysicalDevice pd_ = VK_NULL_HANDLE;
   VkDevice dev_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
@@ -1016,9 +997,6 @@ class VulkanDevice final : public detail::DeviceImpl {
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   double timestamp_period_ = 0.0;  // ns per tick; 0: no timestamps on the queue
   std::uint32_t timestamp_bits_ = 0;
-  bool reverse_rows_ = true;
-  int rows_outer_ = -1;  // FLASHTILE_VK_ROWS_OUTER: -1 as each variant says, 0 never, 1 always
-  int head_group_ = -1;  // FLASHTILE_VK_HEAD_GROUP: pairs a rows-outer group (0 = all), -1 as each variant says
   VkBuffer staging_ = VK_NULL_HANDLE;
   std::uint64_t staging_size_ = 0;
   void* staging_map_ = nullptr;
@@ -1032,15 +1010,9 @@ class VulkanDevice final : public detail::DeviceImpl {
   std::uint32_t ring_next_ = 0;
   std::map<std::string, VkShaderModule> modules_;
   std::map<PipelineKey, VkPipeline> pipelines_;
-  std::vector<VkPipeline> retired_;  // FLASHTILE_VK_FRESH_PIPELINES: replaced pipelines, destroyed with the device
-  const bool fresh_pipelines_ = [] {
-    const char* e = std::getenv("FLASHTILE_VK_FRESH_PIPELINES");
-    return e && std::string(e) == "1";
-  }();
   std::map<Path, std::vector<ShaderVariant>> tables_;  // filled once in init(), read-only afterwards
   std::map<Path, std::vector<std::string>> device_reasons_;  // per variant of tables_: "" when the device can run it
-  std::string only_variant_;                                 // FLASHTILE_VK_VARIANT, read once
-  std::vector<Path> unlisted_;                               // paths FLASHTILE_VK_PATHS leaves out
+  std::vector<Path> unlisted_;                               // paths Overrides::paths leaves out
 };
 
 }  // namespace

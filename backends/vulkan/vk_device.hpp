@@ -155,8 +155,9 @@ struct InstanceState {
 void check_vk(VkResult r, const char* what);
 std::string api_version_string(std::uint32_t v);
 
-// Query what a physical device offers (Caps before enabling); `extensions` receives the ones flashtile enables.
-Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const char*>* extensions);
+// Query what a physical device offers (Caps before enabling); `extensions` receives the ones flashtile enables;
+// pipeline_stats asks for VK_KHR_pipeline_executable_properties (Overrides::pipeline_stats).
+Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const char*>* extensions, bool pipeline_stats);
 
 // Create the backend's DeviceImpl for a physical device (own VkDevice) or around an application's VkDevice.
 std::shared_ptr<detail::DeviceImpl> make_device(std::shared_ptr<InstanceState> inst, VkPhysicalDevice pd, int index);

@@ -1,5 +1,6 @@
 // Vulkan loader, instance, validation messenger, physical-device enumeration and the Caps query.
 #include "vk_device.hpp"
+#include "overrides.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -139,8 +140,7 @@ Enumerated enumerate_once() {
     return out;
   }
   auto st = std::make_shared<InstanceState>();
-  const char* env = std::getenv("FLASHTILE_VK_VALIDATION");
-  const bool want_validation = env && std::strcmp(env, "1") == 0;
+  const bool want_validation = read_overrides().validation;
   const bool validation = want_validation && has_layer("VK_LAYER_KHRONOS_validation") &&
                           has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
   if (want_validation && !validation)
@@ -212,7 +212,8 @@ Enumerated enumerate_once() {
 
 }  // namespace
 
-Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const char*>* extensions) {
+Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const char*>* extensions,
+                bool pipeline_stats) {
   Caps c;
   const std::vector<std::string> exts = device_extensions(fn, pd);
   auto has = [&](const char* e) { return std::find(exts.begin(), exts.end(), e) != exts.end(); };
@@ -228,8 +229,7 @@ Caps query_caps(const InstanceFns& fn, VkPhysicalDevice pd, std::vector<const ch
   const bool has_ssc = v13 || has(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   const bool has_cm = has(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   const bool has_cm2 = has(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME) && has_cm;
-  const char* stats_env = std::getenv("FLASHTILE_VK_PIPELINE_STATS");
-  const bool has_pe = stats_env && std::string(stats_env) == "1" && has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  const bool has_pe = pipeline_stats && has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   p2.pNext = &p11;
   p11.pNext = &pdrv;
   void** tail = &pdrv.pNext;

@@ -1,5 +1,6 @@
 // Host-side tests of the Vulkan variant tables (backends/vulkan/coopmat_paths.cpp, portable_paths.cpp): which KHR
-// cooperative-matrix entry a device picks from its Caps and the call, and the accumulator-layout probe's decoder.
+// cooperative-matrix entry a device picks from its Caps and the call, and the accumulator-layout probe's decoder; and
+// the specialization-constant ids of shader_abi.hpp against the shaders' constant_id declarations.
 // The tables are plain data, so no Vulkan device is needed: CI checks here the selection that only GPUs exercise.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -7,7 +8,9 @@
 #include "kernels.hpp"
 
 #include <cstdint>
-#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -110,9 +113,6 @@ TEST_CASE("khr_layout_from_probe: the two known layouts, and anything else is 0"
 }
 
 TEST_CASE("KHR table: the register softmax where the probe found its layout, the shared-memory softmax elsewhere") {
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_REGSM") == nullptr, "unset FLASHTILE_VKCM_REGSM for this test");
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_OPT") == nullptr, "unset FLASHTILE_VKCM_OPT for this test");
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM_TILE") == nullptr, "unset FLASHTILE_VKCM_TILE for this test");
   const std::vector<ShaderVariant> table = coopmat_variants();
 
   SUBCASE("layout 2 probed: d128 runs 8 subgroups on 64-key tiles, id 29 = 7 non-causal and 3 causal") {
@@ -129,14 +129,14 @@ TEST_CASE("KHR table: the register softmax where the probe found its layout, the
     REQUIRE(ca != nullptr);
     CHECK(ca->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2_o3");
     CHECK(spec(*ca, kSpecCmOpt) == 3);
-    CHECK(ca->rows_outer);  // causal launches longest-first across heads (session 11 call 4)
+    CHECK(ca->rows_outer);  // causal launches longest-first across heads
     CHECK(ca->block_m == 128);
     // d64: the register softmax on its 4,32 tile; d256: the plain shader (the register softmax lost there).
     const ShaderVariant* d64 = pick(table, c, call(64, 1024, false));
     REQUIRE(d64 != nullptr);
     CHECK(d64->kernel == "vk_coopmat_16x16x16_sg32_qreg_pf_rsm2_o7");
     CHECK(d64->block_m == 64);
-    // d256 loads Q straight from global memory on both causalities (id 29 = 3, session 14 call 2).
+    // d256 loads Q straight from global memory on both causalities (id 29 = 3).
     for (bool causal : {false, true}) {
       const ShaderVariant* d256 = pick(table, c, call(256, 1024, causal));
       REQUIRE(d256 != nullptr);
@@ -192,8 +192,6 @@ Caps nvidia_cm2_caps() {
 }
 
 TEST_CASE("coopmat2 table: one loop body (id 30) where every K/V tile is full and it won") {
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_FULL") == nullptr, "unset FLASHTILE_VKCM2_FULL for this test");
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_STAGE") == nullptr, "unset FLASHTILE_VKCM2_STAGE for this test");
   const std::vector<ShaderVariant> table = coopmat2_variants();
   const Caps c = nvidia_cm2_caps();
   auto picked = [&](std::int64_t d, std::int64_t sk, bool causal) {
@@ -219,8 +217,6 @@ TEST_CASE("coopmat2 table: one loop body (id 30) where every K/V tile is full an
 }
 
 TEST_CASE("coopmat2 table: d128 with f32 O takes 128x128 tiles on non-causal calls alone") {
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_STAGE") == nullptr, "unset FLASHTILE_VKCM2_STAGE for this test");
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_TILE") == nullptr, "unset FLASHTILE_VKCM2_TILE for this test");
   const std::vector<ShaderVariant> table = coopmat2_variants();
   const Caps c = nvidia_cm2_caps();
   for (std::int64_t sk : {4096, 4096 + 17}) {
@@ -250,9 +246,6 @@ TEST_CASE("portable table: every entry launches causal calls longest-first acros
 }
 
 TEST_CASE("coopmat2 table: O in f16 only for calls that allow reduced precision") {
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_STAGE") == nullptr, "unset FLASHTILE_VKCM2_STAGE for this test");
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_TILE") == nullptr, "unset FLASHTILE_VKCM2_TILE for this test");
-  REQUIRE_MESSAGE(std::getenv("FLASHTILE_VKCM2_OPT") == nullptr, "unset FLASHTILE_VKCM2_OPT for this test");
   const std::vector<ShaderVariant> table = coopmat2_variants();
   const Caps c = nvidia_cm2_caps();
   for (const ShaderVariant& v : table) {
@@ -276,7 +269,7 @@ TEST_CASE("coopmat2 table: O in f16 only for calls that allow reduced precision"
       const ShaderVariant* o16 = pick(table, c, a);
       REQUIRE(o16 != nullptr);
       CHECK(o16->reduced_precision);
-      CHECK(o16->block_m == 128);  // f16 O leaves room for 128-row tiles (session 12 calls 3-5)
+      CHECK(o16->block_m == 128);  // f16 O leaves room for 128-row tiles
       // d256: Q held in registers with f16 O, reloaded per tile with f32 O (id 27).
       CHECK(spec(*o16, kSpecCm2QReload) == 0);
       CHECK(spec(*plain, kSpecCm2QReload) == (d == 256 ? 1u : 0u));
@@ -325,4 +318,70 @@ TEST_CASE("portable table: f16 P·V sums only for calls that allow reduced preci
     INFO(v.kernel);
     CHECK(v.reduced_precision == (v.kernel.find("_rgh_") != std::string::npos));
   }
+}
+
+// Every specialization constant the shaders declare, by file and name, and the SpecId the host passes for it.
+TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
+  struct Decl {
+    const char* file;
+    const char* name;
+    std::uint32_t id;
+  };
+  const Decl decls[] = {
+      {"attn_common.glsl", "HEAD_DIM", kSpecHeadDim},
+      {"attn_common.glsl", "CAUSAL", kSpecCausal},
+      {"attn_common.glsl", "DTYPE", kSpecDType},
+      {"attn_common.glsl", "BLOCK_M", kSpecBlockM},
+      {"attn_common.glsl", "BLOCK_N", kSpecBlockN},
+      {"attn_common.glsl", "local_size_x_id", kSpecWgSize},
+      {"attn_common.glsl", "SUBGROUP_SIZE", kSpecSubgroupSize},
+      {"attn_common.glsl", "HEAD_GROUP", kSpecHeadGroup},
+      {"attn_portable_tile.comp", "S_TM", kSpecTileSTm},
+      {"attn_portable_tile.comp", "S_TN", kSpecTileSTn},
+      {"attn_portable_tile.comp", "O_TM", kSpecTileOTm},
+      {"attn_portable_rg.comp", "TPR", kSpecRgTpr},
+      {"attn_portable_rg.comp", "PREFETCH", kSpecRgPrefetch},
+      {"attn_coopmat.comp", "CM_M", kSpecCmM},
+      {"attn_coopmat.comp", "CM_N", kSpecCmN},
+      {"attn_coopmat.comp", "CM_K", kSpecCmK},
+      {"attn_coopmat.comp", "Q_IN_REGS", kSpecCmQInRegs},
+      {"attn_coopmat.comp", "PREFETCH", kSpecCmPrefetch},
+      {"attn_coopmat.comp", "REG_SOFTMAX", kSpecCmRegSoftmax},
+      {"attn_coopmat.comp", "CM_OPT", kSpecCmOpt},
+      {"attn_coopmat2.comp", "ALIGNED_LOADS", kSpecCm2AlignedLoads},
+      {"attn_coopmat2.comp", "NARROW", kSpecCm2Narrow},
+      {"attn_coopmat2.comp", "FOLD_SCALE", kSpecCm2FoldScale},
+      {"attn_coopmat2.comp", "Q_RELOAD", kSpecCm2QReload},
+      {"attn_coopmat2.comp", "ALL_FULL", kSpecCm2AllFull},
+  };
+  const char* files[] = {"attn_common.glsl",   "attn_coopmat.comp",     "attn_coopmat2.comp",     "attn_portable.comp",
+                         "attn_portable_raw.glsl", "attn_portable_rg.comp", "attn_portable_row.comp",
+                         "attn_portable_tile.comp", "attn_splitkv_reduce.comp", "coopmat_common.glsl"};
+  const std::regex constant(R"(^\s*layout\s*\(\s*constant_id\s*=\s*(\d+)\s*\)\s*const\s+\w+\s+(\w+))");
+  const std::regex wg_size(R"(^\s*layout\s*\(\s*(local_size_x_id)\s*=\s*(\d+))");
+  std::size_t found = 0;
+  for (const char* file : files) {
+    std::ifstream in(std::string(FT_SHADER_DIR) + "/" + file);
+    REQUIRE_MESSAGE(in, "cannot read shaders/", file);
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      std::string name;
+      std::uint32_t id = 0;
+      if (std::regex_search(line, m, constant)) {
+        id = static_cast<std::uint32_t>(std::stoul(m[1])), name = m[2];
+      } else if (std::regex_search(line, m, wg_size)) {
+        name = m[1], id = static_cast<std::uint32_t>(std::stoul(m[2]));
+      } else {
+        continue;
+      }
+      INFO("shaders/", file, ": ", line);
+      const Decl* d = nullptr;
+      for (const Decl& x : decls)
+        if (file == std::string(x.file) && name == x.name) d = &x;
+      REQUIRE_MESSAGE(d != nullptr, "a constant_id without a SpecId in this test's table");
+      CHECK(id == d->id);
+      ++found;
+    }
+  }
+  CHECK(found == std::size(decls));  // every SpecId of the table declared once
 }
