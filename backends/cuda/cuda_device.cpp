@@ -1,6 +1,7 @@
 // The CUDA backend's DeviceImpl: one device per CUDA ordinal. Memory through cudaMalloc/cudaMemcpy, calls planned
 // over the kernel families (sm90 first on Hopper, then sm80) and launched through each family's launch layer.
 #include "attn/fwd_params.hpp"
+#include "tile/constants.hpp"
 #include "backend.hpp"
 #include "checked.hpp"
 
@@ -99,13 +100,12 @@ class CudaDevice final : public DeviceImpl {
   }
 
   ~CudaDevice() override {
-    if (stream_ != nullptr) {
-      int prev = -1;
-      cudaGetDevice(&prev);
-      cudaSetDevice(ordinal_);
-      cudaStreamDestroy(stream_);
-      if (prev >= 0 && prev != ordinal_) cudaSetDevice(prev);
-    }
+    int prev = -1;
+    cudaGetDevice(&prev);
+    cudaSetDevice(ordinal_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    cuda::sm90_fwd_release(ordinal_);  // cudaFree waits for the device's work
+    if (prev >= 0 && prev != ordinal_) cudaSetDevice(prev);
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -237,7 +237,7 @@ class CudaDevice final : public DeviceImpl {
     p.heads_q = i32(a.heads_q), p.heads_kv = i32(a.heads_kv), p.head_dim = i32(a.head_dim);
     p.dtype = elem_type(a.dtype);
     p.scale = a.scale;
-    p.scale_log2 = a.scale * 1.4426950408889634f;  // log2(e): the kernels use exp2
+    p.scale_log2 = a.scale * tile::kLog2e;  // the kernels use exp2
     p.causal = a.causal;
     p.stream = a.cuda_stream;
     p.num_sms = sms_;

@@ -11,8 +11,9 @@ constexpr const char* kNotBuilt = "sm90 kernel not built (needs 90a in CMAKE_CUD
 }
 
 std::string sm90_fwd_supports(const FwdParams&) { return kNotBuilt; }
-void sm90_fwd_launch(const FwdParams&) { throw Error(ErrorCode::Unsupported, kNotBuilt); }
+void sm90_fwd_launch(const FwdParams&, int) { throw Error(ErrorCode::Unsupported, kNotBuilt); }
 std::string sm90_fwd_name(const FwdParams&) { return "sm90_fwd<not built>"; }
 bool sm90_fwd_persistent(const FwdParams&) { return false; }
+void sm90_fwd_release(int) {}
 
 }  // namespace flashtile::cuda

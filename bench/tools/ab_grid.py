@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A/B table of a device run's grid.log: for each cell, each binary's dispatched TFLOP/s averaged over its runs in
-the log (binaries run interleaved, `== DIR/sm90_check_NAME ...` headings; NAME@head-groupN etc. for runs with
-those launch overrides), its ratio to BASE, and cuDNN from the same log; then each binary's geomean ratio to BASE,
+the log (binaries run interleaved, `== DIR/sm90_check_NAME ...` headings; NAME@ctasN for runs with a forced
+grid), its ratio to BASE, and cuDNN from the same log; then each binary's geomean ratio to BASE,
 causal and non-causal apart. grid_table.py gives the table against the sm90 bars; this one says whether a variant
 beats the kernel it came from.
 Usage: ab_grid.py grid.log BASE"""

@@ -2,7 +2,7 @@
 # One device run for the sm90 kernel family's timing grid. In order:
 #  1. times the peer grid (sm90_check --grid: B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not;
 #     the persistent and one-CTA-per-tile launches from the same binary) for sm90_check and each variant
-#     sm90_check_NAME in the folder (bench/tools/build_variants.sh builds them);
+#     sm90_check_NAME in the folder (an experiment branch's sm90_check, built there and renamed);
 #  2. cuDNN + FA2 on the same cells (bench/tools/sm90_peer.py --grid);
 #  3. in parallel (the host references are CPU-bound): the full correctness list for every binary, sm90_check also
 #     with --ctas 7 (every CTA loops over many tiles) and --ctas -1 (one CTA per tile); compute-sanitizer memcheck on

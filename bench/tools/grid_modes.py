@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Each binary's TFLOP/s per grid cell and launch mode (sm90_check's forced `persist` and `pertile` runs), averaged
-over its runs in a log, causal and non-causal. ab_grid.py compares the runs labelled `dispatched`, and sm90_check
-takes that label from the launch rules it was compiled with: bench/tools/build_variants.sh compiles the check without
-the variant's flags, so a variant that changes where launches go persistent (FT_SM90_PERSISTENT) is labelled by the
-default rules. Read its forced modes here.
+over its runs in a log, causal and non-causal. ab_grid.py compares the runs labelled `dispatched`, which sm90_check
+takes from the launch rules it was built with; a binary from a branch that changes where launches go persistent is
+labelled by its own rules. Read the forced modes here.
 Usage: grid_modes.py grid.log [causal|non-causal]"""
 import collections
 import sys

@@ -12,11 +12,10 @@ CUDNN_BAR_LONG, CUDNN_BAR_SHORT, LONG_FROM, FA2_BAR = 1.00, 0.90, 2048, 1.8
 
 
 def run_name(heading):
-    """NAME of `== DIR/sm90_check_NAME ARGS`; run-time launch overrides make a run of their own (pd --head-group 8 is
-    pd@head-group8)."""
+    """NAME of `== DIR/sm90_check_NAME ARGS`; a forced grid makes a run of its own (pd --ctas -1 is pd@ctas-1)."""
     words = heading.split()
     name = words[1].rsplit("_", 1)[-1]
     for flag, value in zip(words[2:], words[3:]):
-        if flag in ("--head-group", "--ctas", "--m-major"):
+        if flag == "--ctas":
             name += f"@{flag[2:]}{value}"
     return name

@@ -9,12 +9,10 @@
 // first (run_streams: the scheduler's counter). Timing: d=128 bf16 B=1 H=16 S=16384, non-causal and causal, CUDA events around batches of 10 back-to-back launches after a 100 ms warm-up, median of 7 batches.
 // --grid times the peer grid instead: bf16, B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not, once
 // persistent (--ctas #SMs) and once with one CTA per tile (--ctas -1). --ctas N forces the grid (N > 0: at most N CTAs,
-// so each loops over many tiles; N < 0: one CTA per tile) for the correctness list. --head-group N (N > 0) orders causal
-// tiles m-block outermost within groups of N (batch, head) pairs, -1 m-block innermost, whatever the launch
-// (sm90_head_group_override); --m-major 1|-1 is --head-group 1000000|-1.
+// so each loops over many tiles; N < 0: one CTA per tile; FwdParams::ctas) for the correctness list.
 //
 // The timed launches write no LSE (a model's forward), unless --lse.
-// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL[,H,B]] [--warm-ms T (100)] [--ctas N] [--head-group N] [--m-major 1|-1] [--lse].
+// Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL[,H,B]] [--warm-ms T (100)] [--ctas N] [--lse].
 // Exit 0 all passed, 1 a failure, 77 no sm_90 device.
 #include <algorithm>
 #include <chrono>
@@ -47,6 +45,7 @@ struct Case {
 int g_cc = 0, g_sms = 0;
 float g_warm_ms = 100.0f;  // --warm-ms: the bench's warm-up before timing
 bool g_bench_lse = false;  // --lse: the timed launches write the LSE too
+int g_ctas = 0;            // --ctas (FwdParams::ctas)
 
 FwdParams make_params(const Case& c, const void* q, const void* k, const void* v, void* o, float* lse) {
   FwdParams p;
@@ -58,10 +57,10 @@ FwdParams make_params(const Case& c, const void* q, const void* k, const void* v
   p.batch = c.B, p.seqlen_q = c.Sq, p.seqlen_k = c.Sk, p.heads_q = c.Hq, p.heads_kv = c.Hkv, p.head_dim = c.D;
   p.dtype = c.bf16 ? ElemType::BF16 : ElemType::F16;
   p.scale = 1.0f / std::sqrt(float(c.D));
-  p.scale_log2 = p.scale * 1.4426950408889634f;
+  p.scale_log2 = p.scale * flashtile::tile::kLog2e;
   p.causal = c.causal;
   p.stream = nullptr;
-  p.num_sms = g_sms, p.device_cc = g_cc;
+  p.num_sms = g_sms, p.device_cc = g_cc, p.ctas = g_ctas;
   return p;
 }
 
@@ -117,12 +116,12 @@ bool run_case(const Case& c, std::mt19937& rng) {
   std::vector<T> out, out_nolse;
   try {
     if (both) {
-      flashtile::cuda::sm90_fwd_launch(p_nolse);
+      flashtile::cuda::sm90_fwd_launch(p_nolse, g_ctas);
       FT_CUDA(cudaDeviceSynchronize());
       out_nolse = dout.download();
       FT_CUDA(cudaMemset(dout.p, 0xFF, (no + guard) * sizeof(T)));
     }
-    flashtile::cuda::sm90_fwd_launch(p);
+    flashtile::cuda::sm90_fwd_launch(p, g_ctas);
     FT_CUDA(cudaDeviceSynchronize());
   } catch (const std::exception& e) {
     std::printf("FAIL %-60s %s\n", name, e.what());
@@ -215,8 +214,8 @@ bool run_case(const Case& c, std::mt19937& rng) {
 
 bool run(const Case& c, std::mt19937& rng) { return c.bf16 ? run_case<__nv_bfloat16>(c, rng) : run_case<__half>(c, rng); }
 
-// The dynamic scheduler's counter across launches (sm90_run: a zeroed counter of each launch's own, stream-ordered, so
-// also inside a captured graph). The same call repeated on one stream, on two streams at once, and replayed from a
+// The dynamic scheduler's counter across launches (sm90_run: one a stream, zeroed before each launch on it; a graph
+// holds one of its own). The same call repeated on one stream, on two streams at once, and replayed from a
 // CUDA graph between direct launches on both: each O must equal the first launch's bit for bit (a tile's result does
 // not depend on which CTA takes it). A counter shared by launches in flight, or not zero at a launch's start, would
 // hand tiles twice or not at all, leaving rows of O poisoned (NaN); the first launch writes every row (checked).
@@ -237,7 +236,7 @@ bool run_streams(const Case& c, std::mt19937& rng) {
     FwdParams p = make_params(c, dq.p, dk.p, dv.p, o.p, nullptr);
     p.stream = st;
     FT_CUDA(cudaMemsetAsync(o.p, 0xFF, nq * sizeof(T), st));  // NaN
-    flashtile::cuda::sm90_fwd_launch(p);
+    flashtile::cuda::sm90_fwd_launch(p, g_ctas);
   };
   int nan = 0, differ = 0, runs = 0;
   std::vector<T> ref;
@@ -320,7 +319,7 @@ void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", b
   cc.causal = causal;
   const FwdParams p = make_params(cc, dq->p, dk->p, dv->p, dout->p, g_bench_lse ? dlse.p : nullptr);
   // Launches back to back (as in a model's forward), so host-side work (TMA map encoding) hides behind the GPU:
-  // warm up for >= g_warm_ms (100: clocks settle; the power cap binds within 20-80 ms, session 21), then the median of
+  // warm up for >= g_warm_ms (100: clocks settle; the power cap binds within 20-80 ms, 2026-11-30_h200_sm90_power_cap), then the median of
   // 7 batches of 10 launches, each batch timed by events.
   cudaEvent_t e0, e1;
   FT_CUDA(cudaEventCreate(&e0));
@@ -328,7 +327,7 @@ void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", b
   float warm = 0;
   FT_CUDA(cudaEventRecord(e0));
   for (int i = 0; i < 100000 && warm < g_warm_ms; ++i) {
-    flashtile::cuda::sm90_fwd_launch(p);
+    flashtile::cuda::sm90_fwd_launch(p, g_ctas);
     FT_CUDA(cudaEventRecord(e1));
     FT_CUDA(cudaEventSynchronize(e1));
     FT_CUDA(cudaEventElapsedTime(&warm, e0, e1));
@@ -336,7 +335,7 @@ void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", b
   std::vector<float> ms;
   for (int i = 0; i < 7; ++i) {
     FT_CUDA(cudaEventRecord(e0));
-    for (int j = 0; j < 10; ++j) flashtile::cuda::sm90_fwd_launch(p);
+    for (int j = 0; j < 10; ++j) flashtile::cuda::sm90_fwd_launch(p, g_ctas);
     FT_CUDA(cudaEventRecord(e1));
     FT_CUDA(cudaEventSynchronize(e1));
     float t = 0;
@@ -370,11 +369,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--warm-ms") && i + 1 < argc) g_warm_ms = static_cast<float>(std::atof(argv[++i]));
     if (!std::strcmp(argv[i], "--cell") && i + 1 < argc)
       std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &cell[0], &cell[1], &cell[2], &cell[3], &cell[4]);
-    if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc) flashtile::cuda::sm90_ctas_override = std::atoi(argv[++i]);
-    if (!std::strcmp(argv[i], "--m-major") && i + 1 < argc)
-      flashtile::cuda::sm90_head_group_override = std::atoi(argv[++i]) > 0 ? 1000000 : -1;
-    if (!std::strcmp(argv[i], "--head-group") && i + 1 < argc)
-      flashtile::cuda::sm90_head_group_override = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--ctas") && i + 1 < argc) g_ctas = std::atoi(argv[++i]);
     quick |= !std::strcmp(argv[i], "--quick");
     tiny |= !std::strcmp(argv[i], "--tiny");
     no_bench |= !std::strcmp(argv[i], "--no-bench");
@@ -452,7 +447,7 @@ int main(int argc, char** argv) {
     // d128 non-causal past 4096 keys: the main kernel in clusters of two (K/V halves multicast into both CTAs; a
     // head's m-blocks rounded up to pairs, the extra tile past Sq stores nothing): 1, 2, 5 and 8 m-blocks, GQA 4:1,
     // more tiles than SMs (CTAs loop over pairs). d64 the same: its short kernel persistent past 4096 keys (1, 1, 6
-    // and 3 m-blocks), which no case reached before session 27. In --tiny too: racecheck.
+    // and 3 m-blocks), which no case reached before 2026-12-01_h200_sm90_d64_s_double_buffer. In --tiny too: racecheck.
     for (int D : {64, 128}) {
       cases.push_back({1, 130, 4100, 2, 1, D, true, false, 0});
       if (!tiny) cases.push_back({1, 1, 4500, 2, 1, D, true, false, 0});
@@ -487,11 +482,11 @@ int main(int argc, char** argv) {
     if (!quick)  // causal head groups by default (36 pairs: four groups of 8 and one of 4; 9 m-blocks a head)
       for (int D : {128, 256}) cases.push_back({3, 1100, 1300, 12, 4, D, true, true, 0});
     // Spiky keys: running maxima that jump by far more than 2^8 between blocks (the d256 kernels' lazy rescale; a
-    // mutation that never rescales O fails the d256 cases, session 14 call 2).
+    // mutation that never rescales O fails the d256 cases, 2026-11-30_h200_sm90_lazy_rescale_d256).
     for (int D : {64, 128, 256})
       for (bool causal : {false, true}) cases.push_back({2, 300, 1500, 4, 2, D, D != 64, causal, 0, 0, 97});
     // Every logit far below zero (q = 4, k = -4): a row's first max below -128 in the exp2 domain overflowed the
-    // first rescale factor to inf (NaN in l) until session 14. Sq > Sk too: rows whose keys start in a later block.
+    // first rescale factor to inf (NaN in l) until 2026-11-30_h200_sm90_lazy_rescale_d256. Sq > Sk too: rows whose keys start in a later block.
     for (int D : {64, 128, 256})
       for (bool causal : {false, true}) {
         cases.push_back({1, 300, 300, 2, 1, D, true, causal, 0, 0, 0, true});
@@ -509,7 +504,7 @@ int main(int argc, char** argv) {
     if (!tiny)
       for (int D : {64, 128, 256}) cases.push_back({2, 300, 1500, 8, 2, D, true, D != 128, 24, 0, 0, false, 150});
     // One exact step of every row's max in that block: 2^40 (kLazy 3 rescales P), 2^100 (recomputes S), 2^127 (P
-    // finite, but a rescale by 2^-127 flushed to 0 under ex2.ftz until session 23).
+    // finite, but a rescale by 2^-127 flushed to 0 under ex2.ftz before kSm90LazyRedoPow).
     if (!tiny)
       for (int D : {64, 128, 256})
         for (float x : {40.0f, 100.0f, 127.0f})
@@ -561,8 +556,8 @@ int main(int argc, char** argv) {
         for (int S = 512; S <= grid_smax; S *= 2)
           for (int ctas : {g_sms, -1}) {
             if (grid_d != 0 && D != grid_d) continue;
-            flashtile::cuda::sm90_ctas_override = ctas;
-            FwdParams q{};  // the launch layer's answer: variant builds change it through their flags
+            g_ctas = ctas;
+            FwdParams q{};  // the launch layer's answer
             q.head_dim = D, q.causal = causal, q.seqlen_k = S;
             const bool persistent = flashtile::cuda::sm90_fwd_persistent(q);
             bench(D, S, 2048 / D, causal, 16384 / S, ctas > 0 ? "_persist" : "_pertile", (ctas > 0) == persistent);

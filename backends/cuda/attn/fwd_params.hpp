@@ -37,11 +37,15 @@ struct FwdParams {
 std::string sm80_fwd_supports(const FwdParams& p);
 void sm80_fwd_launch(const FwdParams& p);
 std::string sm90_fwd_supports(const FwdParams& p);
-void sm90_fwd_launch(const FwdParams& p);
+// ctas (tests): > 0 caps a persistent grid at this many CTAs, < 0 launches one CTA per tile, 0 the table's choice.
+void sm90_fwd_launch(const FwdParams& p, int ctas = 0);
 // The kernel variant name for Result::kernel, e.g. "sm90_fwd<d128,bf16,causal>".
 std::string sm80_fwd_name(const FwdParams& p);
 std::string sm90_fwd_name(const FwdParams& p);
 // Whether the sm90 launch is persistent (one CTA a SM looping over tiles); benches label the launch they time.
 bool sm90_fwd_persistent(const FwdParams& p);
+// Frees what the sm90 launch layer keeps for this device (its streams' tile counters); the device's owner calls it
+// once no launch on the device can run any more.
+void sm90_fwd_release(int device);
 
 }  // namespace flashtile::cuda

@@ -1,25 +1,22 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
-// CTA per SM (two for kCtasPerSm configs), CTA b works through tiles b, b + grid, ... (order: sm90_tile), or, with
-// kDynamic, b and then the indices its scheduler (the producer's thread) takes from the launch's atomic counter;
-// otherwise one CTA per tile. Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and
-// first K/V blocks load while the consumers still finish the current one (last P·V, epilogue). With Q double-buffered
-// (kChain), the next tile's first Q·Kᵀ is issued together with the current tile's last P·V, and the epilogue runs
-// while it computes. kQPrefetch (short causal kernels) double-buffers Q without chaining: the next tile's Q loads
-// into the other buffer while this tile finishes and stores O through its own.
+// CTA per SM, CTA b works through tiles b, b + grid, ... (order: sm90_tile), or, with kDynamic, b and then the
+// indices its scheduler (the producer's thread) takes from the launch's atomic counter; otherwise one CTA per tile.
+// Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while
+// the consumers still finish the current one (last P·V, epilogue). kQPrefetch double-buffers Q: the next tile's Q
+// loads into the other buffer while this tile finishes and stores O through its own.
 // Roles of one CTA:
 //  - producer warpgroup: one thread issues TMA loads of Q (once the previous tile's last Q·Kᵀ released it, q_empty;
 //    kOTma: once its epilogue did, so K0 goes first), then K and V tiles into two kStages-deep rings (in the order
 //    the consumers use them: K0, K1, V0, K2, V1, ...); a slot is refilled once every consumer released it (k_empty /
 //    v_empty mbarriers).
-//  - consumer warpgroups (64 query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
+//  - consumer warpgroups (kSm90Rows query rows each): S = Q·Kᵀ (wgmma, both operands in smem), mask, online softmax in the
 //    exp2 domain (Sm90Softmax), O += P·V (wgmma, P from registers, V MN-major in smem; kLazy 4 also l += P's row
 //    sums, from an all-ones tile in the same wgmmas). S(n) is issued with P(n-1)·V(n-1), so softmax(n) overlaps the
 //    P·V; optionally pingpong (sm90_traits.hpp). kNarrow: a consumer's first block runs only as wide as its rows need
 //    it (sm90_first_cols).
-//  - epilogue (consumers): O / l to global with predicated stores (rows >= Sq are never written; 4 bytes wide, or 8 / 16
-//    after quad shuffles where the config asks and O's rows are aligned); or, in kOStage builds, into O buffers of
+//  - epilogue (consumers): O / l to global with predicated 4-byte stores (rows >= Sq are never written); or, in kOStage builds, into O buffers of
 //    their own that a storer thread of the producer warpgroup writes out by TMA (sm90_stage_o); or, in kOTma builds,
 //    through the tile's own Q buffer and one TMA store per consumer (the producer's next Q load waits for it); LSE in
 //    natural log.
@@ -33,7 +30,7 @@ namespace flashtile::cuda {
 
 template <typename T>
 struct Sm90Params {
-  CUtensorMap q_map, k_map, v_map;  // boxes of kBlockM (Q) / kBlockN (K, V) rows x 64 columns, 128B swizzle
+  CUtensorMap q_map, k_map, v_map;  // boxes of kBlockM (Q) / kBlockN (K, V) rows x 64 columns (one 128B swizzle row)
   T* o;
   float* lse;  // [B, Hq, Sq] or null
   std::int64_t o_sb, o_ss, o_sh;
@@ -44,18 +41,18 @@ struct Sm90Params {
   int head_group;                           // tile order (sm90_tile): 0 m-block innermost, else heads per group
   float scale_log2;
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
-  CUtensorMap o_map;  // boxes of 64 rows x 64 columns
+  CUtensorMap o_map;  // boxes of kSm90Rows rows x 64 columns
   int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
   int cluster;        // this launch's cluster size (Sm90Shape::kCluster kernels; sm90_cluster_launch), else 1
-  int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (a multiple of 64), else 0
+  int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (whole consumers), else 0
   // sm90_tile's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
 };
 
-// Staged O's buffers (Sm90Shape::kOStage): kB tiles of 64 rows; none otherwise.
+// Staged O's buffers (Sm90Shape::kOStage): kB tiles of one consumer's rows; none otherwise.
 template <typename T, int D, int kB>
 struct Sm90OBufs {
-  tile::st<T, 64, D> buf[kB];
+  tile::st<T, kSm90Rows, D> buf[kB];
 };
 template <typename T, int D>
 struct Sm90OBufs<T, D, 0> {};
@@ -80,7 +77,7 @@ struct Sm90Smem {
   // kDynamic: the scheduler (the producer's thread) writes tile j's index into slot j % 2 before its Q load's arrive
   // on q_full, whose wait makes it visible to the consumers; index tiles (a plain arrive, no load) stops them.
   int sched[2];
-  // kOStage: a use of O buffer b completes o_full[b] on its consumer's 128 arrivals (dst: its destination row, head,
+  // kOStage: a use of O buffer b completes o_full[b] on its consumer's arrivals (one a thread) (dst: its destination row, head,
   // batch; row < 0 stops the storer); once the TMA store has read it, the storer's arrival completes o_empty[c] of
   // the consumer that writes it next (its own, or the next one in turn where they share one buffer).
   static constexpr int kOB = Sh::kOBufs > 0 ? Sh::kOBufs : 1;
@@ -101,10 +98,10 @@ struct Sm90Smem {
   // empty one on every consumer thread, and clustered also on each consumer warp of the peer (whose producer
   // refills this stage's other half in both CTAs).
   __device__ __forceinline__ void init_barriers(int cluster) {
-    const int kv_releases = 128 * Sh::kConsumers + (cluster - 1) * 4 * Sh::kConsumers;
+    const int kv_releases = kSm90WgThreads * Sh::kConsumers + (cluster - 1) * tile::warpgroup::kWarps * Sh::kConsumers;
     for (int i = 0; i < Sh::kQBufs; ++i) {
       tile::init(q_full[i], 1);
-      tile::init(q_empty[i], 128 * Sh::kConsumers);
+      tile::init(q_empty[i], kSm90WgThreads * Sh::kConsumers);
     }
     for (int s = 0; s < Sh::kStages; ++s) {
       tile::init(k_full[s], 1);
@@ -112,7 +109,7 @@ struct Sm90Smem {
       tile::init(k_empty[s], kv_releases);
       tile::init(v_empty[s], kv_releases);
     }
-    for (int b = 0; b < Sh::kOBufs; ++b) tile::init(o_full[b], 128);
+    for (int b = 0; b < Sh::kOBufs; ++b) tile::init(o_full[b], kSm90WgThreads);
     for (int c = 0; c < (Sh::kOStage ? Sh::kConsumers : 0); ++c) tile::init(o_empty[c], 1);
     tile::fence_barrier_init();
   }
@@ -127,7 +124,7 @@ struct Sm90Tile {
 // g = batch_heads hands out the longest tiles of all heads first. Causal visits m-blocks last (longest) first.
 template <bool kCausal, int M, bool kShift, typename P>
 __device__ __forceinline__ Sm90Tile sm90_tile(int t, const P& p) {
-  // Divisions by Sm90Params' fastdiv divisors: each run-time one cost ~25 instructions per use (session 18 ncu).
+  // Divisions by Sm90Params' fastdiv divisors: a run-time one costs ~25 instructions per use.
   const int m_blocks = p.m_blocks, batch_heads = p.batch_heads, head_group = p.head_group;
   int m, bh;
   if (head_group >= batch_heads) {  // one group: kept apart, the persistent short kernel lost 2-5% without
@@ -177,17 +174,17 @@ __device__ __forceinline__ int sm90_kv_blocks_to(int row_end, int sq, int sk) {
 // column past it, since no warp of the consumer then sees the block's last key.
 template <int N, bool kCausal>
 __device__ __forceinline__ int sm90_first_cols(int row0, int key0, int sq, int sk) {
-  return min(N, max(1, sm90_keys_to<kCausal>(row0 + 64, sq, sk) - key0));
+  return min(N, max(1, sm90_keys_to<kCausal>(row0 + kSm90Rows, sq, sk) - key0));
 }
 // Sm90Shape::kOwnBlocks: how many of its tile's n_blocks blocks (the first ones in visit order: the highest keys)
-// consumer c skips, because they are masked for all its 64 rows (causal) or its rows are all past Sq. It keeps at
+// consumer c skips, because they are masked for all its rows (causal) or its rows are all past Sq. It keeps at
 // least one, so that every path issues the same wgmmas (rows past Sq come out unused, rows without keys masked).
 // Rows before row 0 (shifted rows, kShift) count as past Sq.
 template <int N, bool kCausal, bool kShift>
 __device__ __forceinline__ int sm90_skipped_blocks(int tile_row0, int c, int sq, int sk, int n_blocks) {
-  const int row0 = tile_row0 + c * 64;
+  const int row0 = tile_row0 + c * kSm90Rows;
   if (row0 >= sq || (kShift && row0 < 0)) return n_blocks - 1;
-  return n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + 64, sq, sk));
+  return n_blocks - max(1, sm90_kv_blocks_to<N, kCausal>(row0 + kSm90Rows, sq, sk));
 }
 // The blocks consumer c skips (kOwnBlocks builds, else none): released unread from ring position g0 on, in the
 // producer's order (K(i), then V(i), which loads after K(i + 1); it refills a stage once every consumer released it).
@@ -213,7 +210,7 @@ __device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_
 template <int D, typename T, int NW>
 __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Params<T>& p, const Sm90Tile& u,
                                             int consumer, int warp, int key0) {
-  const int lane = tile::lane_id(), g = lane >> 2, c = 2 * (lane & 3), row = u.row0 + consumer * 64 + warp * 16 + g;
+  const int lane = tile::lane_id(), g = lane >> 2, c = 2 * (lane & 3), row = u.row0 + consumer * kSm90Rows + warp * 16 + g;
   const T* q0 = p.q + u.batch * p.q_sb + u.head * p.q_sh + static_cast<std::int64_t>(row) * p.q_ss + c;
   const T* q8 = q0 + 8 * p.q_ss;
   const T* k = p.k + u.batch * p.k_sb + u.head / p.group * p.k_sh + c;
@@ -238,27 +235,26 @@ __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Pa
 // Online softmax of one warp's 16 rows in the exp2 domain. Maxima are kept on raw scores; m_use = max·scale·log2e
 // with -inf (no key seen yet) replaced by 0, so exp2(s·scale·log2e - m_use) is one FFMA + ex2 and never NaN;
 // corr = exp2(min(old m_use - new m_use, 0)): m_use only grows once a row has keys, and the min caps the step from
-// the stand-in 0 to a row's first max, which overflowed to inf (0 · inf = NaN in l) when that max was below -128
-// (session 14). O and l are still 0 there, so any finite corr is right. l stays per lane and is reduced over the
-// quad at the end.
-// kLazy: m_use moves only on a row's first key or when the row max passes it by more than kSm90LazyLog2, so P stays
+// the stand-in 0 to a row's first max, which overflowed to inf (0 · inf = NaN in l) when that max was below -128.
+// O and l are still 0 there, so any finite corr is right. l stays per lane and is reduced over the quad at the end.
+// Lazy rescaling: m_use moves only on a row's first key or when the row max passes it by more than kSm90LazyLog2, so P stays
 // <= 2^kSm90LazyLog2 and l >= 1, and corr is exactly 1 in most blocks; `rescale` (warp-uniform) says whether any row
 // of the warp moved, i.e. whether O needs the multiply by corr.
 // kLazy 3 checks no maxima at all once every row of the warp has a reference: the block exponentiates against it, and
 // the lanes' block sums of P (the FADDs run anyway) bound each P. Sums <= 2^kSm90LazyLog2: done. Sums to
 // kSm90LazyRedoPow take the max of P, move the reference past 2^kSm90LazyLog2 and scale P by corr. Larger ones (up to
 // inf: a block past its reference by 2^128 has lost P) set `lost`; once the P·V in flight completes, `retry` has the
-// warp's S computed again (sm90_redo_s) for kLazy 2's exact path. Not inside step: P's registers are free only after
-// that P·V, and d64 spilled 18-26 bytes with the repair there (session 23).
+// warp's S computed again (sm90_redo_s) for the exact path. Not inside step: P's registers are free only after
+// that P·V, and d64 spilled 18-26 bytes with the repair there.
 // kLazy 4 is kLazy 3 with l from the P·V: its wgmmas run 8 columns wider, against an all-ones tile past the V ring
 // (tile::mma_AB_rowsum), so l is summed on the tensor cores from the very P that O uses, and no FADD runs a score. The
 // fast check is then whether any P >= 2 (its exponent's top bit: one OR a pair, tile::any_abs_ge2), against a
 // reference kBias above the row max, which is kLazy 3's bound of 2^8 over the max; past it the same move or retry.
-// kLazy 2 checks the lanes' parts of the row maxima first: while every row of the warp has a reference that no lane's
+// The exact path checks the lanes' parts of the row maxima first: while every row of the warp has a reference that no lane's
 // max passes by more than kSm90LazyLog2 (one vote), the block exponentiates against it with no shuffles and no corr.
 // m_run then goes stale, which only the move rule reads: a row moves when this block passes the reference, which
 // puts this block's max above every skipped one.
-template <int N, bool kCausal, int kPolyEvery, int kLazy = 0>
+template <int N, bool kCausal, int kLazy>
 struct Sm90Softmax {
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
@@ -278,64 +274,62 @@ struct Sm90Softmax {
 
   // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s. NW: the
   // block's width (kNarrow's first blocks: less than N).
-  // kLazy 3 may instead set `lost` (never at a tile's first block), leaving s to retry.
+  // It may instead set `lost` (never at a tile's first block), leaving s to retry.
   template <int NW>
   __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0) {
     namespace tl = flashtile::tile;
     mask(s, key0);
-    if constexpr (kLazy >= 3) {
-      if (ref_all) {
-        tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
-        // The fast check. kLazy 4: every P < 2 (2^8 past the row max, the reference sitting kBias above it), by one
-        // OR a pair. kLazy 3: the lane's block sums of P (which l needs anyway) <= 2^8. bound: this lane's bound on
-        // each row's P past the check, the block sum (kLazy 3) or max (kLazy 4).
-        tile::rv_fl_rows<16> bound;
-        bool fast;
-        if constexpr (kLazy == 4) {
-          fast = !__any_sync(0xffffffffu, tl::any_abs_ge2(s));
-        } else {
-          const tile::rv_fl_rows<16> zero{{{0.0f, 0.0f}}};
-          tl::row_sum_partial(bound, s, zero);
-          fast = __all_sync(0xffffffffu, bound.v[0][0] <= kSm90LazyPow && bound.v[0][1] <= kSm90LazyPow);
-        }
-        if (fast) {
-          rescale = false;
-          if constexpr (kLazy == 3) tl::add(l_run, l_run, bound);
-          return;
-        }
-        if constexpr (kLazy == 4) tl::row_max_partial(bound, s);
-        const bool redo_s = !(bound.v[0][0] <= kSm90LazyRedoPow && bound.v[0][1] <= kSm90LazyRedoPow);  // NaN too
-        if (!__any_sync(0xffffffffu, redo_s)) {
-          tile::rv_fl_rows<16> pm = bound;
-          if constexpr (kLazy == 3) tl::row_max_partial(pm, s);
-          bool mv = false;
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            const float top = tl::quad_max(pm.v[0][i]);  // the row's block max as P: 2^(its exponent)
-            const float mu = top > kMovePow ? biased(m_use.v[0][i] + __log2f(top)) : m_use.v[0][i];
-            mv |= mu != m_use.v[0][i];
-            corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
-            m_use.v[0][i] = mu;
-          }
-          rescale = __any_sync(0xffffffffu, mv);
-          tl::mul_row(s, s, corr);
-          if constexpr (kLazy == 3) {
-            tl::mul(l_run, l_run, corr);
-            tl::row_sum_partial(l_run, s, l_run);
-          }
-          return;
-        }
-        lost = true, lost_key0 = key0;
+    if (ref_all) {
+      tl::exp2_fma_row(s, s, scale_log2, m_use);
+      // The fast check. kLazy 4: every P < 2 (2^8 past the row max, the reference sitting kBias above it), by one
+      // OR a pair. kLazy 3: the lane's block sums of P (which l needs anyway) <= 2^8. bound: this lane's bound on
+      // each row's P past the check, the block sum (kLazy 3) or max (kLazy 4).
+      tile::rv_fl_rows<16> bound;
+      bool fast;
+      if constexpr (kLazy == 4) {
+        fast = !__any_sync(0xffffffffu, tl::any_abs_ge2(s));
+      } else {
+        const tile::rv_fl_rows<16> zero{{{0.0f, 0.0f}}};
+        tl::row_sum_partial(bound, s, zero);
+        fast = __all_sync(0xffffffffu, bound.v[0][0] <= kSm90LazyPow && bound.v[0][1] <= kSm90LazyPow);
+      }
+      if (fast) {
+        rescale = false;
+        if constexpr (kLazy == 3) tl::add(l_run, l_run, bound);
         return;
       }
+      if constexpr (kLazy == 4) tl::row_max_partial(bound, s);
+      const bool redo_s = !(bound.v[0][0] <= kSm90LazyRedoPow && bound.v[0][1] <= kSm90LazyRedoPow);  // NaN too
+      if (!__any_sync(0xffffffffu, redo_s)) {
+        tile::rv_fl_rows<16> pm = bound;
+        if constexpr (kLazy == 3) tl::row_max_partial(pm, s);
+        bool mv = false;
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const float top = tl::quad_max(pm.v[0][i]);  // the row's block max as P: 2^(its exponent)
+          const float mu = top > kMovePow ? biased(m_use.v[0][i] + __log2f(top)) : m_use.v[0][i];
+          mv |= mu != m_use.v[0][i];
+          corr.v[0][i] = tl::fast_exp2(m_use.v[0][i] - mu);
+          m_use.v[0][i] = mu;
+        }
+        rescale = __any_sync(0xffffffffu, mv);
+        tl::mul_row(s, s, corr);
+        if constexpr (kLazy == 3) {
+          tl::mul(l_run, l_run, corr);
+          tl::row_sum_partial(l_run, s, l_run);
+        }
+        return;
+      }
+      lost = true, lost_key0 = key0;
+      return;
     }
     exact(s);
   }
 
-  // kLazy 3 after a lost step: redo(s, key0) computes the block's scores again, then the exact path (else nothing).
+  // After a lost step: redo(s, key0) computes the block's scores again, then the exact path (else nothing).
   template <int NW, typename Redo>
   __device__ __forceinline__ void retry(tile::rt_fl<16, NW>& s, Redo&& redo) {
-    if (kLazy < 3 || !lost) return;
+    if (!lost) return;
     lost = false;
     redo(s, lost_key0);
     mask(s, lost_key0);
@@ -353,18 +347,18 @@ struct Sm90Softmax {
 #pragma unroll
         for (int h = 0; h < 2; ++h) lim[0][h] = min(end, last0 + row + 8 * h - key0 + 1);
         tl::mask_cols(s, lim);
-      } else {  // the ragged last block (mask_cols here cost d128 non-causal 2-3% at 8k/16k: session 14 call 10)
+      } else {  // the ragged last block (mask_cols here cost d128 non-causal 2-3% at 8k/16k)
         tl::map(s, [&](int, int col, float x) { return key0 + col < seqlen_k ? x : tl::kNegInf; });
       }
     }
   }
 
-  // The row maxima's path (every block for kLazy 0-2; kLazy 3 until every row has a reference, and after a repair).
+  // The row maxima's path (until every row has a reference, and after a repair).
   template <int NW>
   __device__ __forceinline__ void exact(tile::rt_fl<16, NW>& s) {
     namespace tl = flashtile::tile;
     const tile::rv_fl_rows<16> m_old = m_run;
-    if constexpr (kLazy >= 2) {
+    {
       tile::rv_fl_rows<16> mx;
       tl::row_max_partial(mx, s);
       bool keep = true;
@@ -373,20 +367,18 @@ struct Sm90Softmax {
         keep &= m_old.v[0][i] != tl::kNegInf && fmaf(mx.v[0][i], scale_log2, -m_use.v[0][i]) <= kSm90LazyLog2 - kBias;
       if (__all_sync(0xffffffffu, keep)) {
         rescale = false;
-        tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
+        tl::exp2_fma_row(s, s, scale_log2, m_use);
         if constexpr (kLazy < 4) tl::row_sum_partial(l_run, s, l_run);
         return;
       }
 #pragma unroll
       for (int i = 0; i < 2; ++i) m_run.v[0][i] = fmaxf(m_old.v[0][i], tl::quad_max(mx.v[0][i]));
-    } else {
-      tl::row_max(m_run, s, m_run);
     }
     bool moved = false;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       float mu = m_run.v[0][i] == tl::kNegInf ? 0.0f : biased(m_run.v[0][i] * scale_log2);
-      if constexpr (kLazy) {
+      {
         const bool first = m_old.v[0][i] == tl::kNegInf;
         mu = first || mu > m_use.v[0][i] + kSm90LazyLog2 ? mu : m_use.v[0][i];
         moved |= !first && mu != m_use.v[0][i];  // first key: O and l are still 0
@@ -394,10 +386,9 @@ struct Sm90Softmax {
       corr.v[0][i] = tl::fast_exp2(fminf(m_use.v[0][i] - mu, 0.0f));
       m_use.v[0][i] = mu;
     }
-    if constexpr (kLazy) rescale = __any_sync(0xffffffffu, moved);
-    if constexpr (kLazy >= 3)
-      ref_all = __all_sync(0xffffffffu, m_run.v[0][0] != tl::kNegInf && m_run.v[0][1] != tl::kNegInf);
-    tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
+    rescale = __any_sync(0xffffffffu, moved);
+    ref_all = __all_sync(0xffffffffu, m_run.v[0][0] != tl::kNegInf && m_run.v[0][1] != tl::kNegInf);
+    tl::exp2_fma_row(s, s, scale_log2, m_use);
     if constexpr (kLazy < 4) {
       tl::mul(l_run, l_run, corr);
       tl::row_sum_partial(l_run, s, l_run);
@@ -413,7 +404,7 @@ struct Sm90Softmax {
   // O (and kLazy 4's row sums with it) times corr where a row's reference moved.
   template <int D>
   __device__ __forceinline__ void rescale_o(tile::rt_fl<16, D>& o, tile::rt_rowsum& e) const {
-    if (kLazy && !rescale) return;
+    if (!rescale) return;
     tile::mul_row(o, o, corr);
     if constexpr (kLazy == 4) tile::mul_row(e, corr);
   }
@@ -430,14 +421,14 @@ __device__ __forceinline__ void sm90_scale_to_smem(tile::st<TS, SR, D>& dst, int
   tile::fence_proxy_async();
 }
 
-// The 64-row band of a tile's Q buffer that consumer c of C reads (and stages O in). With shifted rows
+// The band of kSm90Rows rows of a tile's Q buffer that consumer c of C reads (and stages O in). With shifted rows
 // (Sm90Shape::kShiftRows) Q loads from row max(row0, 0): TMA coordinates stay >= 0 (a negative one stopped the kernel
-// with an illegal instruction, session 16 call 2). So in a tile that starts k bands before row 0, consumer c's rows
+// with an illegal instruction). So in a tile that starts k bands before row 0, consumer c's rows
 // sit in band c - k, and the k consumers without rows take the bands past the tile's rows (read, never stored).
 template <int C>
 __device__ __forceinline__ int sm90_q_band(int row0, int c) {
-  const int k = row0 < 0 ? -row0 / 64 : 0;
-  return (c - k + C) % C * 64;
+  const int k = row0 < 0 ? -row0 / kSm90Rows : 0;
+  return (c - k + C) % C * kSm90Rows;
 }
 template <bool kShift>
 __device__ __forceinline__ int sm90_q_row(int row0) {  // where a tile's Q load starts
@@ -450,7 +441,7 @@ __device__ __forceinline__ int sm90_o_row(int row0, int sq) {
   return kShift && row0 < 0 ? sq : row0;
 }
 
-// O of one consumer's 64 rows through shared memory and one TMA store (Sm90Shape::kOTma), for all 128 threads of the
+// O of one consumer's rows through shared memory and one TMA store (Sm90Shape::kOTma), for all threads of the
 // consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
 // rows: its band). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer
 // reuse them.
@@ -461,16 +452,16 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
                                                  const Sm90Tile& et, int sq) {
   namespace tl = flashtile::tile;
   constexpr int M = Sh::kBlockM;
-  const int band = Sh::kShiftRows ? sm90_q_band<Sh::kConsumers>(et.row0, c) : c * 64;
-  const int grow = sm90_o_row<Sh::kShiftRows>(et.row0 + c * 64, sq);
+  const int band = Sh::kShiftRows ? sm90_q_band<Sh::kConsumers>(et.row0, c) : c * kSm90Rows;
+  const int grow = sm90_o_row<Sh::kShiftRows>(et.row0 + c * kSm90Rows, sq);
   sm90_scale_to_smem(staging, band + w * 16, o, inv_l);
-  // One barrier per consumer (ids 3..5; 1 and 2 are pingpong's): a shared id would let 128 threads of two consumers
-  // pass together before this consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas
-  // reserve all 16; a three-way choice at d256 once spilled 28-40 bytes). Three (d64's Q-prefetch kernel): 3 + c, where
-  // the constant three-way choice spilled 16 bytes (session 15 call 4).
-  if constexpr (M > 128) tl::named_sync(3 + c, 128);
-  else if (c == 0) tl::named_sync(3, 128);
-  else tl::named_sync(4, 128);
+  // One barrier per consumer (Sm90Bar): a shared id would let the threads of two consumers pass together before this
+  // consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas reserve all 16; a three-way
+  // choice at d256 once spilled 28-40 bytes). Three (d64's Q-prefetch kernel): a runtime id, where the constant
+  // three-way choice spilled 16 bytes.
+  if constexpr (M > 2 * kSm90Rows) tl::named_sync(kSm90BarOStore0 + c, kSm90WgThreads);
+  else if (c == 0) tl::named_sync(kSm90BarOStore0, kSm90WgThreads);
+  else tl::named_sync(kSm90BarOStore0 + 1, kSm90WgThreads);
   if (tl::warpgroup::thread() == 0) {
     tl::store_async(o_map, staging, grow, et.head, et.batch, band);
     tl::store_commit();
@@ -478,7 +469,7 @@ __device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
   }
 }
 
-// Staged O (Sm90Shape::kOStage), consumer side, all 128 threads of consumer c: O / l into this consumer's buffer (or
+// Staged O (Sm90Shape::kOStage), consumer side, all threads of consumer c: O / l into this consumer's buffer (or
 // the shared one, taken in consumer order) for the CTA's use-th tile with keys, then a hand-over to the storer. et
 // null: the stop record after the consumer's last tile (o unused).
 template <typename Smem, int D>
@@ -486,7 +477,7 @@ __device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl
                                              const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use, int sq) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
-  const int row = et != nullptr ? sm90_o_row<Sh::kShiftRows>(et->row0 + c * 64, sq) : -1, head = et ? et->head : 0,
+  const int row = et != nullptr ? sm90_o_row<Sh::kShiftRows>(et->row0 + c * kSm90Rows, sq) : -1, head = et ? et->head : 0,
             batch = et ? et->batch : 0;
   const int b = Sh::kOBufs == 1 ? 0 : c;
   // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
@@ -584,7 +575,7 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
 }
 
 template <int D, typename T, bool kCausal, Sm90Kind kKind>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Shape<D, kCausal, kKind>::kCtasPerSm)
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
@@ -619,7 +610,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
   tl::rt<T, 16, N> p_reg;
   tl::zero(o_acc);
   int j = 0;  // this CTA's tiles with keys so far (Q buffer and phase; kOStage: O buffer uses)
-  int band = c * 64;  // this consumer's rows of the tile's Q buffer (sm90_q_band)
+  int band = c * kSm90Rows;  // this consumer's rows of the tile's Q buffer (sm90_q_band)
   // Epilogue of tile t (tt: tile_of(t)) for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE
   // (natural log); O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never loaded).
   auto epilogue = [&](int t, const Sm90Tile& tt, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
@@ -629,20 +620,16 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
       if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
       inv_l.v[0][i] = l.v[0][i] == 0.0f ? 0.0f : 1.0f / l.v[0][i];  // == 0, not > 0: NaN in l stays NaN
     }
-    // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2% (session 18 call 7).
+    // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
     const Sm90Tile et = kCausal ? tt : tile_of(t);
-    const int row0 = et.row0 + c * 64 + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
+    const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
     const int valid = p.seqlen_q - row0;
     const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
     if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<Sh>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et, p.seqlen_q);
     if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j, p.seqlen_q);
     if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
     T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    constexpr int kW = Sh::kOStoreBytes;  // wide stores where every row of O is aligned to them
-    const auto o_bits = reinterpret_cast<std::uintptr_t>(p.o) | (p.o_sb | p.o_sh | p.o_ss) * sizeof(T);
-    const bool wide = kW > 4 && o_bits % kW == 0;
-    if constexpr (kW > 4) if (wide) tl::store_scaled_wide<kW>(o, p.o_ss, o_acc, inv_l, valid);
-    if (!wide && !via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
+    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
     if (p.lse != nullptr && (lane & 3) == 0) {
       float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
 #pragma unroll
@@ -653,7 +640,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     }
   };
   // Tiles whose rows see no key (only causal with Sq > Sk has them) get O = 0 and LSE = -inf up front; producer and
-  // loop skip them. Elsewhere neither scan runs: each cost every tile its index divisions again (session 18 ncu).
+  // loop skip them. Elsewhere neither scan runs: each would cost every tile its index divisions again.
   const bool keyless = kCausal && p.seqlen_q > p.seqlen_k;
   if (keyless)
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
@@ -668,33 +655,28 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
   auto wait_k = [&](unsigned g) { tl::wait(sm.k_full[g % S], (g / S) & 1); };
   auto wait_v = [&](unsigned g) { tl::wait(sm.v_full[g % S], (g / S) & 1); };
   auto qk = [&](unsigned g, int q) {  // issue S = Q·K(g)ᵀ
-    tl::mma_ABt(s_acc, sm.q[q], Sh::kShiftRows ? band : c * 64, sm.k[g % S], false);
+    tl::mma_ABt(s_acc, sm.q[q], Sh::kShiftRows ? band : c * kSm90Rows, sm.k[g % S], false);
     tl::commit();
   };
   unsigned kv = 0;  // ring position of this tile's first block
   // kDynamic: the scheduler's tile j, from shared memory; warp_uniform, as it feeds the wgmma descriptors.
   auto take = [&](int j) { wait_q(j); return tl::warp_uniform(sm.sched[j & 1]); };
   int t = Sh::kDynamic ? take(0) : next(blockIdx.x);
-  if (Sh::kChain && t < p.tiles) {  // chained: the first tile's first Q·Kᵀ; later ones go out with a last P·V
-    wait_q(0);
-    wait_k(0);
-    tl::fence();
-    qk(0, 0);
-  }
   for (; t < p.tiles; ++j) {
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
     const int n_all = blocks_of(tt), qb = j % Sh::kQBufs;
     if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
-    Sm90Softmax<N, kCausal, Sh::kPolyEvery, Sh::kLazy> sfx{p.seqlen_k, tt.row0 + c * 64 + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
-    if (!Sh::kChain) wait_q(j);
+    Sm90Softmax<N, kCausal, Sh::kLazy> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    wait_q(j);
     const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     kv += skip;
-    // Pingpong: turns at issuing wgmmas (named barriers 1, 2); consumer 1 lets 0 go first, skips its last hand-back.
-    auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(1 + c, 256); };
-    auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(2 - c, 256); };
-    if (Sh::kPingpong && c == 1) tl::named_arrive(1, 256);
+    // Pingpong: turns at issuing wgmmas (Sm90Bar's turns); consumer 1 lets 0 go first, skips its last hand-back.
+    constexpr int kPair = 2 * kSm90WgThreads;
+    auto turn_begin = [&] { if (Sh::kPingpong) tl::named_sync(kSm90BarTurn0 + c, kPair); };
+    auto turn_end = [&](bool last) { if (Sh::kPingpong && !(last && c == 1)) tl::named_arrive(kSm90BarTurn1 - c, kPair); };
+    if (Sh::kPingpong && c == 1) tl::named_arrive(kSm90BarTurn0, kPair);
     auto pv = [&](unsigned g) {  // issue O += P·V(g); the tile's first block overwrites O (no zeroing between tiles)
       sm90_pv(sm, g % S, o_acc, l_acc, p_reg, g != kv);
       tl::commit();
@@ -716,14 +698,14 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
     // its own, with its own S tile (tile/wgmma.cuh's with_width: else ptxas serializes the kernel's wgmmas).
     constexpr int kStep = Sh::kNarrow > 0 ? Sh::kNarrow : 16;
     const int cols =
-        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * 64, (n_blocks - 1) * N, p.seqlen_q, p.seqlen_k) : N;
+        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * kSm90Rows, (n_blocks - 1) * N, p.seqlen_q, p.seqlen_k) : N;
     if (Sh::kNarrow > 0 && cols <= N - kStep) {
       tl::with_width<N - kStep, kStep>(cols, [&](auto w) {
         tl::rt_fl<16, w()> s;
         wait_k(kv);
         turn_begin();
         tl::fence();
-        tl::mma_ABt_w<w()>(s, sm.q[qb], Sh::kShiftRows ? band : c * 64, sm.k[kv % S], false);
+        tl::mma_ABt_w<w()>(s, sm.q[qb], Sh::kShiftRows ? band : c * kSm90Rows, sm.k[kv % S], false);
         tl::commit();
         turn_end(false);
         tl::wait<0>();
@@ -733,13 +715,11 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
         tl::copy_zero_pad(p_reg, s);
       });
     } else {
-      if (!Sh::kChain) {
-        wait_k(kv);
-        turn_begin();
-        tl::fence();
-        qk(kv, qb);
-        turn_end(false);
-      }
+      wait_k(kv);
+      turn_begin();
+      tl::fence();
+      qk(kv, qb);
+      turn_end(false);
       tl::wait<0>();
       qk_done(0);
       sfx.step(s_acc, (n_blocks - 1) * N);
@@ -762,28 +742,18 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, Sm90Sh
       sfx.rescale_o(o_acc, l_acc);
       tl::copy(p_reg, s_acc);
     }
-    // Chained: the next tile's first Q·Kᵀ goes out with this last P·V (its Q: the other buffer), so the epilogue runs
-    // under it. After the CTA's last tile it re-reads this tile's Q and last K block (nothing loads there any more),
-    // result dropped: ptxas serializes every wgmma of the kernel when only some paths issue one.
-    const bool has_next = tn < p.tiles;
     wait_v(kv + n_blocks - 1);
-    if (Sh::kChain && has_next) {
-      wait_q(j + 1);
-      wait_k(kv + n_blocks);
-    }
     turn_begin();
     tl::fence();
     pv(kv + n_blocks - 1);
-    if constexpr (Sh::kChain) qk(has_next ? kv + n_blocks : kv + n_blocks - 1, has_next ? (j + 1) % Sh::kQBufs : qb);
     turn_end(true);
-    tl::wait<Sh::kChain ? 1 : 0>();
+    tl::wait<0>();
     pv_done(n_blocks - 1);
     kv += n_blocks;
     epilogue(t, tt, sfx.row_l(l_acc), sfx.m_use, qb);
     if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
     t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
-  if constexpr (Sh::kChain) tl::wait<0>();  // the dropped Q·Kᵀ after the last tile
   if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j, p.seqlen_q);
   // Stay until the peer's last releases reached this CTA (exited producer threads count as arrived).
   if constexpr (Sh::kCluster > 1) tl::cluster_sync();

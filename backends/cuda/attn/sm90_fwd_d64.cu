@@ -3,6 +3,6 @@
 #include "attn/sm90_run.cuh"
 
 namespace flashtile::cuda {
-template void sm90_dispatch<64, tile::bf16>(const FwdParams&);
-template void sm90_dispatch<64, tile::half>(const FwdParams&);
+template void sm90_dispatch<64, tile::bf16>(const FwdParams&, int);
+template void sm90_dispatch<64, tile::half>(const FwdParams&, int);
 }  // namespace flashtile::cuda

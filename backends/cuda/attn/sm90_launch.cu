@@ -2,9 +2,13 @@
 // sm90_fwd_d{64,128,256}.cu, which maps causality and the O path) and says, in one line, why a call does not qualify.
 #include <flashtile/types.hpp>
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "attn/fwd_params.hpp"
 #include "attn/sm90_traits.hpp"
@@ -14,11 +18,11 @@
 namespace flashtile::cuda {
 
 template <int D, typename T>
-void sm90_dispatch(const FwdParams& f);
+void sm90_dispatch(const FwdParams& f, int ctas);
 
 #define FT_SM90_EXTERN(D)                                                    \
-  extern template void sm90_dispatch<D, tile::bf16>(const FwdParams&);     \
-  extern template void sm90_dispatch<D, tile::half>(const FwdParams&);
+  extern template void sm90_dispatch<D, tile::bf16>(const FwdParams&, int); \
+  extern template void sm90_dispatch<D, tile::half>(const FwdParams&, int);
 FT_SM90_EXTERN(64)
 FT_SM90_EXTERN(128)
 FT_SM90_EXTERN(256)
@@ -57,13 +61,15 @@ namespace {
 // What the short or small kernel changes, for its name: ",cC" (C consumers: the small kernel), ",ostage" (staged O),
 // ",own" (own blocks), ",qpf" (Q prefetch), ",shift" (shifted rows), ",nN" (its K/V block of N keys), ",narrowS"
 // (narrow first blocks in steps of S keys), ",lse" (the kind for calls with an LSE: lazy mode 3's f32 sums).
+// Consumers and block against the main kernel's, or the short one's where there is no main kernel (d64).
 std::string short_tag(const FwdParams& p, Sm90Kind kind) {
-  const Sm90Short s = sm90_short(p.head_dim, p.causal, kind);
-  const Sm90Config main = sm90_config(p.head_dim, p.causal), c = sm90_kernel_config(p.head_dim, p.causal, kind);
-  const bool own_n = s.block_n != main.block_n;
-  return (c.consumers != main.consumers ? ",c" + std::to_string(c.consumers) : "") + (s.stage_o ? ",ostage" : "") +
-         (s.own_blocks ? ",own" : "") + (s.q_prefetch ? ",qpf" : "") + (s.shift_rows ? ",shift" : "") +
-         (own_n ? ",n" + std::to_string(s.block_n) : "") +
+  const int d = p.head_dim;
+  const Sm90Kernel s = sm90_kernel(d, p.causal, kind);
+  const Sm90Kernel main = sm90_kernel(d, p.causal, sm90_has_kernel(d, p.causal, Sm90Kind::main) ? Sm90Kind::main
+                                                                                                : Sm90Kind::short_seq);
+  return (s.consumers != main.consumers ? ",c" + std::to_string(s.consumers) : "") +
+         (s.o == Sm90O::staged ? ",ostage" : "") + (s.own_blocks ? ",own" : "") + (s.q_prefetch ? ",qpf" : "") +
+         (s.shift_rows ? ",shift" : "") + (s.block_n != main.block_n ? ",n" + std::to_string(s.block_n) : "") +
          (s.narrow_first > 0 ? ",narrow" + std::to_string(s.narrow_first) : "") + (sm90_lse_kind(kind) ? ",lse" : "");
 }
 }  // namespace
@@ -77,26 +83,75 @@ std::string sm90_fwd_name(const FwdParams& p) {
          (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + ">";
 }
 
-// Here rather than in the harness: tuning builds (bench/tools/build_variants.sh) compile this file with their flags.
 bool sm90_fwd_persistent(const FwdParams& p) {
-  return sm90_persistent_launch(sm90_config(p.head_dim, p.causal), p.seqlen_k);
+  return sm90_persistent_launch(sm90_launch_config(p.head_dim, p.causal), p.seqlen_k);
+}
+
+namespace {
+// The tile counters, one per (device, stream) that ran a dynamic launch. Streams are keyed by cudaStreamGetId, which
+// a context never reuses, so a new stream never inherits a destroyed one's counter while its work may still run.
+struct TileCounter {
+  int device;
+  unsigned long long stream_id;
+  int* counter;
+};
+std::mutex g_counters_mutex;
+std::vector<TileCounter> g_counters;
+constexpr std::size_t kMaxTileCounters = 256;  // past this, the oldest is freed (cudaFree waits for the device)
+
+void counter_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: tile counter: ") + what + ": " + cudaGetErrorString(e));
+}
+}  // namespace
+
+int* sm90_tile_counter(cudaStream_t stream) {
+  int device = 0;
+  unsigned long long id = 0;
+  counter_check(cudaGetDevice(&device), "current device");
+  counter_check(cudaStreamGetId(stream, &id), "stream id");
+  const std::lock_guard<std::mutex> lock(g_counters_mutex);
+  for (const TileCounter& c : g_counters)
+    if (c.device == device && c.stream_id == id) return c.counter;
+  if (g_counters.size() >= kMaxTileCounters) {
+    counter_check(cudaFree(g_counters.front().counter), "free");
+    g_counters.erase(g_counters.begin());
+  }
+  // cudaMalloc is refused inside another thread's global-mode stream capture unless this thread relaxes it.
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  counter_check(cudaThreadExchangeStreamCaptureMode(&mode), "capture mode");
+  int* counter = nullptr;
+  const cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&counter), sizeof(int));
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  counter_check(e, "cudaMalloc");
+  g_counters.push_back({device, id, counter});
+  return counter;
+}
+
+void sm90_fwd_release(int device) {
+  const std::lock_guard<std::mutex> lock(g_counters_mutex);
+  std::erase_if(g_counters, [&](const TileCounter& c) {
+    if (c.device != device) return false;
+    cudaFree(c.counter);  // the device is going away: nothing to report to
+    return true;
+  });
 }
 
 namespace {
 template <int D>
-void launch_d(const FwdParams& p) {
-  if (p.dtype == ElemType::BF16) sm90_dispatch<D, tile::bf16>(p);
-  else sm90_dispatch<D, tile::half>(p);
+void launch_d(const FwdParams& p, int ctas) {
+  if (p.dtype == ElemType::BF16) sm90_dispatch<D, tile::bf16>(p, ctas);
+  else sm90_dispatch<D, tile::half>(p, ctas);
 }
 }  // namespace
 
-void sm90_fwd_launch(const FwdParams& p) {
+void sm90_fwd_launch(const FwdParams& p, int ctas) {
   const std::string why = sm90_fwd_supports(p);
   if (!why.empty()) throw Error(ErrorCode::Unsupported, why);
   switch (p.head_dim) {
-    case 64: launch_d<64>(p); break;
-    case 128: launch_d<128>(p); break;
-    default: launch_d<256>(p); break;
+    case 64: launch_d<64>(p, ctas); break;
+    case 128: launch_d<128>(p, ctas); break;
+    default: launch_d<256>(p, ctas); break;
   }
 }
 

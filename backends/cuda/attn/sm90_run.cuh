@@ -21,9 +21,13 @@ inline void sm90_check(cudaError_t e, const char* what) {
     throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// Build the TMA maps and launch one instantiation.
+// The dynamic scheduler's counter of the current device and this stream, allocated on its first use and kept until
+// sm90_fwd_release (sm90_launch.cu): launches on one stream run in order, so they can share one.
+int* sm90_tile_counter(cudaStream_t stream);
+
+// Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas).
 template <int D, typename T, bool kCausal, Sm90Kind kKind>
-void sm90_run(const FwdParams& f) {
+void sm90_run(const FwdParams& f, int ctas_forced) {
   using Sh = Sm90Shape<D, kCausal, kKind>;
   static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind>) + 1024 <= Sh::kSmemBytes, "smem budget");
   static_assert(Sh::kLazy != 4 || kKind != Sm90Kind::main, "mode 4's LSE calls need an *_lse kind (short, small)");
@@ -45,8 +49,9 @@ void sm90_run(const FwdParams& f) {
   p.v_map = v.map;
   if constexpr (Sh::kOTma || Sh::kOStage) {  // O through TMA where it can address O (else direct stores)
     tile::gl4<T> o;
-    p.o_tma = tile::make_gl4(o, static_cast<T*>(f.o), f.batch, f.seqlen_q, f.heads_q, D, f.o_sb, f.o_ss, f.o_sh, 64)
-                  .empty();
+    p.o_tma =
+        tile::make_gl4(o, static_cast<T*>(f.o), f.batch, f.seqlen_q, f.heads_q, D, f.o_sb, f.o_ss, f.o_sh, kSm90Rows)
+            .empty();
     if (p.o_tma) p.o_map = o.map;
   }
   p.o = static_cast<T*>(f.o);
@@ -62,22 +67,15 @@ void sm90_run(const FwdParams& f) {
   p.m_blocks = (p.m_blocks + cluster - 1) / cluster * cluster;
   p.batch_heads = f.batch * f.heads_q;
   p.tiles = p.m_blocks * p.batch_heads;
-  p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / 64 * 64 : 0;
+  p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / kSm90Rows * kSm90Rows : 0;
 
   auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
-  // kCtasPerSm CTAs per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per
-  // tile (ctas 0).
-  int per_sm = 1;
-  if constexpr (Sh::kCtasPerSm > 1) {  // two CTAs per SM only where they are resident together (carveout, barriers)
-    sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100), "carveout");
-    sm90_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Sh::kThreads, Sh::kSmemBytes),
-               "occupancy");
-    per_sm = std::clamp(per_sm, 1, Sh::kCtasPerSm);
-  }
-  int ctas = sm90_persistent_launch(Sh::kCfg, f.seqlen_k) ? f.num_sms * per_sm : 0;
-  if (sm90_ctas_override != 0) ctas = std::max(sm90_ctas_override, 0);
+  // One CTA per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per tile (ctas 0).
+  // ctas_forced (tests) forces either.
+  int ctas = sm90_persistent_launch(Sh::kL, f.seqlen_k) ? f.num_sms : 0;
+  if (ctas_forced != 0) ctas = std::max(ctas_forced, 0);
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster_attr{};
   if (cluster > 1) {  // as many whole clusters as fit at once (GPCs need not split evenly)
@@ -99,20 +97,28 @@ void sm90_run(const FwdParams& f) {
     }
   }
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;  // clustered: tiles and ctas are whole clusters
-  // Dynamic scheduling: a zeroed counter for this launch alone (stream-ordered: concurrent calls on other streams
-  // never share one). One CTA per tile (a test hook here) keeps the static order.
-  const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kCfg.static_max_sk;
+  // Dynamic scheduling: the stream's counter, zeroed before the launch on its stream (concurrent calls on other
+  // streams never share one). One CTA per tile (forced here) keeps the static order.
+  const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kL.static_max_sk;
   const long long kv_bytes = 2ll * f.seqlen_k * D * sizeof(T);
-  int group = sm90_launch_group(Sh::kCfg, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
-  if (sm90_head_group_override != 0) group = std::max(sm90_head_group_override, 0);
+  const int group = sm90_launch_group(Sh::kL, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
   p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
   auto div = [](int d) { return tile::fastdiv(static_cast<std::uint32_t>(std::max(d, 1))); };
   p.div_bh = div(p.batch_heads), p.div_m = div(p.m_blocks), p.div_heads = div(p.heads_q);
   p.div_group = div(p.head_group), p.div_per = div(p.head_group * p.m_blocks);
   if (grid == 0) return;
   const auto stream = static_cast<cudaStream_t>(f.stream);
+  // A launch captured into a graph gets a counter of the graph's own (allocated and freed by graph nodes): its
+  // replays may run on other streams, beside launches on this one.
+  bool captured = false;
   if (dynamic) {
-    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    sm90_check(cudaStreamIsCapturing(stream, &capture), "capture status");
+    captured = capture != cudaStreamCaptureStatusNone;
+    if (captured)
+      sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
+    else
+      p.tile_counter = sm90_tile_counter(stream);
     sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");
   }
   if (cluster > 1) {
@@ -122,31 +128,32 @@ void sm90_run(const FwdParams& f) {
     kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, stream>>>(p);
   }
   sm90_check(cudaGetLastError(), "kernel launch");
-  if (dynamic) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
+  if (captured) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
 }
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
 // sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so (their *_lse kinds for
-// calls with an LSE, where the config runs lazy mode 4). Only the kernels the config can pick are instantiated.
+// calls with an LSE, where the table has them). Only the kernels sm90_kind can pick are instantiated.
 template <int D, typename T, bool kCausal>
-void sm90_run_short(const FwdParams& f) {
-  constexpr int kSmall = sm90_short(D, kCausal, Sm90Kind::small).max_sk, kMax = sm90_short(D, kCausal).max_sk;
+void sm90_run_short(const FwdParams& f, int ctas) {
+  constexpr Sm90Launch kL = sm90_launch_config(D, kCausal);
+  constexpr int kSmall = kL.small_max_sk, kMax = kL.short_max_sk;
   constexpr bool kLse = sm90_lse_kinds(D, kCausal);
   const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k, f.lse != nullptr);
   if constexpr (kSmall > 0) {
-    if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small>(f);
-    if constexpr (kLse) if (kind == Sm90Kind::small_lse) return sm90_run<D, T, kCausal, Sm90Kind::small_lse>(f);
+    if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small>(f, ctas);
+    if constexpr (kLse) if (kind == Sm90Kind::small_lse) return sm90_run<D, T, kCausal, Sm90Kind::small_lse>(f, ctas);
   }
   if constexpr (kMax > kSmall) {
-    if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq>(f);
-    if constexpr (kLse) if (kind == Sm90Kind::short_lse) return sm90_run<D, T, kCausal, Sm90Kind::short_lse>(f);
+    if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq>(f, ctas);
+    if constexpr (kLse) if (kind == Sm90Kind::short_lse) return sm90_run<D, T, kCausal, Sm90Kind::short_lse>(f, ctas);
   }
-  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main>(f);
+  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main>(f, ctas);
 }
 template <int D, typename T>
-void sm90_dispatch(const FwdParams& f) {
-  if (f.causal) sm90_run_short<D, T, true>(f);
-  else sm90_run_short<D, T, false>(f);
+void sm90_dispatch(const FwdParams& f, int ctas) {
+  if (f.causal) sm90_run_short<D, T, true>(f, ctas);
+  else sm90_run_short<D, T, false>(f, ctas);
 }
 
 }  // namespace flashtile::cuda

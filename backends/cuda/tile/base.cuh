@@ -2,7 +2,7 @@
 //
 //   bf16 / half / float                    element types; packed_t<T> is the 2-wide register type (bf16_2, half_2,
 //                                           float2) that every register tile stores.
-//   kLog2e, kLn2, kNegInf                   constants used by the online softmax (exp2 domain).
+//   kLog2e, kLn2, kNegInf                   constants used by the online softmax (exp2 domain; tile/constants.hpp).
 //   warp, warpgroup                         scopes as types: kThreads, kWarps, lane(), warp_in_scope() (warp index
 //                                           inside the scope), index() (which warp / warpgroup of the block this thread is in).
 //   to_float2 / from_float2<T>              conversions between packed pairs and float2.
@@ -16,16 +16,14 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "tile/constants.hpp"
+
 namespace flashtile::tile {
 
 using bf16 = __nv_bfloat16;
 using bf16_2 = __nv_bfloat162;
 using half = __half;
 using half_2 = __half2;
-
-inline constexpr float kLog2e = 1.4426950408889634f;  // log2(e): exp(x) = exp2(x * kLog2e)
-inline constexpr float kLn2 = 0.6931471805599453f;    // ln(2): ln(x) = log2(x) * kLn2
-inline constexpr float kNegInf = -__builtin_huge_valf();
 
 template <typename T>
 inline constexpr bool is_16bit_v = std::is_same_v<T, bf16> || std::is_same_v<T, half>;

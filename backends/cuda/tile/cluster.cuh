@@ -7,7 +7,7 @@
 //                                       exited threads count as arrived. cluster_sync() = both.
 //   arrive_remote(bar, cta)             one arrival on the mbarrier at bar's offset in cluster CTA `cta`, default
 //                                       semantics: a consumer's release after its wgmma reads completed (the form
-//                                       with .release.cluster cost the sm90 kernel 11-24%, session 20 call 3).
+//                                       with .release.cluster cost the sm90 kernel 11-24%, 2026-11-30_h200_sm90_clusters_multicast).
 //   load_async_multicast(st, map, bar, row, head, batch, r0, mask)   one thread: rows [row, row + box) of (head,
 //                                       batch), box = the map's box rows, into rows r0.. (multiple of 8) of st in every
 //                                       CTA of `mask` (bit i: rank i), completing on the mbarrier at bar's offset in

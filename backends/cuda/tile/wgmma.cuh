@@ -52,7 +52,7 @@ __device__ __forceinline__ std::uint64_t desc_mnmajor(const st<T, R, C>& s, int 
 }
 // Descriptor d moved on by `bytes` (a multiple of 16) within its tile: one 32-bit add to the start address field,
 // which cannot carry into LBO because shared addresses stay under 256 KB. make_desc per k-step instead cost a mask,
-// a shift and a 64-bit merge per operand (session 17's ncu: ours executes 33-35% more warp instructions than cuDNN
+// a shift and a 64-bit merge per operand (ncu, 2026-11-30_h200_sm90_d64_narrow_blocks: ours executes 33-35% more warp instructions than cuDNN
 // at causal 512, IMAD/LOP3/SHF/R2UR leading).
 __device__ __forceinline__ std::uint64_t desc_add(std::uint64_t d, std::uint32_t bytes) {
   const std::uint32_t lo = static_cast<std::uint32_t>(d) + (bytes >> 4), hi = static_cast<std::uint32_t>(d >> 32);

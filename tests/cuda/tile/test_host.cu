@@ -1,6 +1,6 @@
 // Host-side parts of the tile framework and the sm90 traits, checked without a GPU (tile_tests runs these even where
 // it skips the device tests): TMA addressability rules (gl.cuh), the 128B swizzle of shared tiles (st.cuh), and the
-// sm90 configuration parser and derived shapes (attn/sm90_traits.hpp), partly at compile time.
+// sm90 configuration tables and derived shapes (attn/sm90_traits.hpp), partly at compile time.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -14,26 +14,31 @@
 namespace tl = flashtile::tile;
 namespace fc = flashtile::cuda;
 
-// The parser keeps the fields a string leaves out, and each field lands where the comment says.
-constexpr fc::Sm90Config kBase{2, 176, 2, 1};
-static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).consumers == 3);
-static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).block_n == 128);
-static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).stages == 4);
-static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).schedule == 2);
-static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).q_bufs == 2);
-static_assert(fc::sm90_parse_config("3:128:4:2:2:8", kBase).poly_every == 8);
-static_assert(fc::sm90_parse_config("1:64", kBase).stages == 2 && fc::sm90_parse_config("1:64", kBase).block_n == 64);
+// Every kernel sm90_kind can pick has a row of its own in the table, and the rows are unique.
+constexpr bool every_kind_has_a_row() {
+  for (const fc::Sm90Launch& l : fc::kSm90Launches)
+    for (int sk : {1, 512, 1024, 2048, 4096, 8192, 16384, 1 << 20})
+      for (bool lse : {false, true})
+        if (!fc::sm90_has_kernel(l.d, l.causal, fc::sm90_kind(l.d, l.causal, sk, lse))) return false;
+  for (const fc::Sm90Kernel& a : fc::kSm90Kernels) {
+    int n = 0;
+    for (const fc::Sm90Kernel& b : fc::kSm90Kernels) n += a.d == b.d && a.causal == b.causal && a.kind == b.kind;
+    if (n != 1) return false;
+  }
+  return true;
+}
+static_assert(every_kind_has_a_row());
 // Launch order (sm90_launch_group): persistent causal launches take groups of 4 heads at d128 and d256 (static order: to 1k / 512
 // keys), one group of all heads at d64; one CTA per tile, groups of 8 only with at least two groups and 8 to 64 m-blocks a head; non-causal
 // launches never group.
-constexpr fc::Sm90Config kCausal128 = fc::sm90_config(128, true);
+constexpr fc::Sm90Launch kCausal128 = fc::sm90_launch_config(128, true);
 static_assert(kCausal128.head_group == 8 && kCausal128.persistent_group == 4);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 512) == 4);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 4, 3) == 3);  // fewer pairs than a group: one group
-static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512) == 512);
-static_assert(fc::sm90_config(256, true).persistent_max_sk == 4096 && fc::sm90_config(256, true).persistent_group == 4);
+static_assert(fc::sm90_launch_group(fc::sm90_launch_config(64, true), true, true, 6, 512) == 512);
+static_assert(fc::sm90_launch_config(256, true).persistent_max_sk == 4096 && fc::sm90_launch_config(256, true).persistent_group == 4);
 // Causal persistent launches at d128/d256 keep the static order to 512 keys, the scheduler past it.
-static_assert(fc::sm90_config(256, true).static_max_sk == 512 && fc::sm90_config(256, true).dynamic);
+static_assert(fc::sm90_launch_config(256, true).static_max_sk == 512 && fc::sm90_launch_config(256, true).dynamic);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 32, 64) == 8);
 // Dynamic persistent launches: groups of about 32 MB of K/V from 8 m-blocks a head (d128 2k: 32 pairs of 1 MB, 4k:
 // 16 of 2 MB; never more than there are), else the static rule (d64 at 1k, 6 m-blocks: one group of all pairs).
@@ -41,7 +46,7 @@ static_assert(fc::sm90_launch_group(kCausal128, true, true, 16, 128, true, 1 << 
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 64, true, 2 << 20) == 16);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 32, 8, true, 2 << 20) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, true, 64, 16, true, 64 << 20) == 1);
-static_assert(fc::sm90_launch_group(fc::sm90_config(64, true), true, true, 6, 512, true, 256 << 10) == 512);
+static_assert(fc::sm90_launch_group(fc::sm90_launch_config(64, true), true, true, 6, 512, true, 256 << 10) == 512);
 static_assert(kCausal128.persistent_max_sk == 8192 && kCausal128.static_max_sk == 512);
 // d128 causal: the short kernel is the persistent launch, to 8192 keys; the main kernel one CTA per tile past it.
 static_assert(kCausal128.short_max_sk == 8192 && fc::sm90_kind(128, true, 8192) == fc::Sm90Kind::short_seq);
@@ -50,25 +55,27 @@ static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 16) == 8);
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 128, 16) == 0);  // 16k at d128: mixed
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 4, 512) == 0);   // 512: 4 m-blocks a head
 static_assert(fc::sm90_launch_group(kCausal128, true, false, 64, 8) == 0);    // one group: the m-major order
-static_assert(fc::sm90_launch_group(fc::sm90_config(128, false), false, false, 32, 64) == 0);
+static_assert(fc::sm90_launch_group(fc::sm90_launch_config(128, false), false, false, 32, 64) == 0);
 constexpr auto kMainK = fc::Sm90Kind::main, kShortK = fc::Sm90Kind::short_seq, kSmallK = fc::Sm90Kind::small;
 // The short kernels: d64 causal shifts its rows (own blocks); d128 non-causal prefetches Q beside staged O with 128-key
 // blocks; d256 runs 64-key blocks (causal to 4096 keys, persistent; non-causal to 512) with staged O in one buffer
 // the consumers share.
-static_assert(fc::sm90_short(64, true).shift_rows && fc::sm90_short(64, true).own_blocks);
-static_assert(!fc::sm90_short(64, false).shift_rows && !fc::sm90_short(64, false).q_prefetch);
-static_assert(fc::sm90_short(128, false).q_prefetch && fc::sm90_short(128, false).stage_o &&
-              fc::sm90_short(128, false).block_n == 128 && fc::Sm90Shape<128, false, kShortK>::kQBufs == 2);
-static_assert(fc::sm90_short(256, true).block_n == 64 && fc::sm90_short(256, true).max_sk == 4096 &&
-              fc::sm90_short(256, true).stage_o && fc::Sm90Shape<256, true, kShortK>::kOBufs == 1);
-static_assert(fc::sm90_short(256, false).max_sk == 512 && fc::sm90_short(256, false).block_n == 64 &&
-              fc::sm90_short(256, false).stage_o && fc::Sm90Shape<256, false, kShortK>::kOBufs == 1);
+using Short64C = fc::Sm90Shape<64, true, kShortK>;
+using Short64 = fc::Sm90Shape<64, false, kShortK>;
+using Short128 = fc::Sm90Shape<128, false, kShortK>;
+static_assert(Short64C::kShiftRows && Short64C::kOwnBlocks);
+static_assert(!Short64::kShiftRows && !Short64::kQPrefetch);
+static_assert(Short128::kQPrefetch && Short128::kOStage && Short128::kBlockN == 128 && Short128::kQBufs == 2);
+static_assert(fc::Sm90Shape<256, true, kShortK>::kBlockN == 64 && fc::sm90_launch_config(256, true).short_max_sk == 4096 &&
+              fc::Sm90Shape<256, true, kShortK>::kOStage && fc::Sm90Shape<256, true, kShortK>::kOBufs == 1);
+static_assert(fc::sm90_launch_config(256, false).short_max_sk == 512 && fc::Sm90Shape<256, false, kShortK>::kBlockN == 64 &&
+              fc::Sm90Shape<256, false, kShortK>::kOStage && fc::Sm90Shape<256, false, kShortK>::kOBufs == 1);
 // The small kernels: d64 to 1024 keys (causal to 2048), four consumers on 64-key blocks with staged O, own blocks and
 // shifted rows; the short kernels past them at every length (d64 has no main kernel), persistent.
 static_assert(fc::sm90_kind(64, true, 2048) == kSmallK && fc::sm90_kind(64, false, 1) == kSmallK);
 static_assert(fc::sm90_kind(64, false, 1024) == kSmallK && fc::sm90_kind(64, true, 1025) == kSmallK);
 static_assert(fc::sm90_kind(64, true, 2049) == kShortK && fc::sm90_kind(64, true, 1 << 20) == kShortK);
-static_assert(fc::sm90_kind(64, false, 1 << 20) == kShortK && fc::sm90_persistent_launch(fc::sm90_config(64, true), 1 << 20));
+static_assert(fc::sm90_kind(64, false, 1 << 20) == kShortK && fc::sm90_persistent_launch(fc::sm90_launch_config(64, true), 1 << 20));
 static_assert(fc::sm90_kind(64, false, 1025) == kShortK && fc::sm90_kind(128, true, 512) != kSmallK);
 using Small64C = fc::Sm90Shape<64, true, kSmallK>;
 static_assert(Small64C::kBlockM == 256 && Small64C::kBlockN == 64 && Small64C::kOStage && Small64C::kQBufs == 1 &&
@@ -94,7 +101,7 @@ static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(16) == 32 && tl::kmajor_offs
 static_assert(tl::kmajor_offset<tl::st_bf<64, 128>>(64) == 64 * 128);
 static_assert(tl::kmajor_offset<tl::st_bf<80, 256>>(208) == 3 * 80 * 128 + 32);
 // Narrow first blocks: d64's causal short kernel only, in steps of 64 keys (the main kernels lost with them).
-static_assert(fc::Sm90Shape<64, true, kShortK>::kNarrow == 64 && fc::Sm90Shape<64, true, kMainK>::kNarrow == 0);
+static_assert(fc::Sm90Shape<64, true, kShortK>::kNarrow == 64 && fc::Sm90Shape<128, true, kMainK>::kNarrow == 0);
 static_assert(fc::Sm90Shape<128, true, kShortK>::kNarrow == 0 && fc::Sm90Shape<256, true, kShortK>::kNarrow == 0);
 static_assert(fc::Sm90Shape<64, false, kShortK>::kNarrow == 0);
 // Register budgets: setmaxnreg only moves registers within a CTA's pool (kThreads x the entry count), and the CTAs
@@ -103,15 +110,14 @@ template <int D, bool kCausal, fc::Sm90Kind kKind = kMainK>
 constexpr bool regs_fit() {
   using Sh = fc::Sm90Shape<D, kCausal, kKind>;
   return Sh::kProducerRegs * 128 + Sh::kConsumerRegs * 128 * Sh::kConsumers <= Sh::kEntryRegs * Sh::kThreads &&
-         Sh::kEntryRegs * Sh::kThreads * Sh::kCtasPerSm <= 65536 && Sh::kConsumerRegs % 8 == 0 &&
+         Sh::kEntryRegs * Sh::kThreads <= 65536 && Sh::kConsumerRegs % 8 == 0 &&
          Sh::kConsumerRegs <= 256;
 }
-static_assert(regs_fit<64, false>() && regs_fit<64, true>() && regs_fit<128, false>() && regs_fit<128, true>() &&
+static_assert(regs_fit<64, false, kShortK>() && regs_fit<64, true, kShortK>() && regs_fit<128, false>() && regs_fit<128, true>() &&
               regs_fit<256, false>() && regs_fit<256, true>() && regs_fit<64, false, kSmallK>() &&
               regs_fit<64, true, kSmallK>());
 static_assert(Small64::kConsumerRegs == 112, "four consumers get 112 registers (pool 96 x 640)");
-static_assert(fc::Sm90Shape<128, false>::kCtasPerSm == 1, "the default configs run one CTA per SM");
-static_assert(fc::Sm90Shape<128, false>::kConsumerRegs == 240 && fc::Sm90Shape<64, false>::kConsumerRegs == 160,
+static_assert(fc::Sm90Shape<128, false>::kConsumerRegs == 240 && Short64::kConsumerRegs == 160,
               "two consumers get 240 registers (pool 168 x 384), three 160 (pool 128 x 512)");
 
 TEST_CASE("host: TMA addressability rules name the broken rule") {
