@@ -11,6 +11,7 @@
 #include "bench_lib.hpp"
 
 #include "cases.hpp"
+#include "values.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -34,13 +35,6 @@
 #endif
 
 namespace flashtile::bench {
-
-double attention_flops(std::int64_t b, std::int64_t hq, std::int64_t sq, std::int64_t sk, std::int64_t d,
-                       bool causal) {
-  const double f = 4.0 * static_cast<double>(b) * static_cast<double>(hq) * static_cast<double>(sq) *
-                   static_cast<double>(sk) * static_cast<double>(d);
-  return causal ? f / 2 : f;
-}
 
 namespace {
 
@@ -342,15 +336,7 @@ class InputPool {
       std::mt19937_64 rng(0x5EEDu + static_cast<unsigned>(dt));
       std::normal_distribution<float> normal(0.0f, 1.0f);
       pool.resize(need * dtype_size(dt));
-      for (std::size_t i = 0; i < need; ++i) {
-        const float x = normal(rng);
-        if (dt == DType::F32) {
-          std::memcpy(pool.data() + i * 4, &x, 4);
-        } else {
-          const std::uint16_t h = dt == DType::F16 ? float_to_f16(x) : float_to_bf16(x);
-          std::memcpy(pool.data() + i * 2, &h, 2);
-        }
-      }
+      for (std::size_t i = 0; i < need; ++i) cases::put(pool.data(), dt, static_cast<std::int64_t>(i), normal(rng));
     }
     const std::size_t shift = static_cast<std::size_t>((salt * 0x9E3779B97F4A7C15ull) >> 40) % kSlack;
     return pool.data() + shift * dtype_size(dt);
@@ -497,7 +483,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     if (a.check) {  // poison, so an output the kernel never writes shows up as NaN below
       const std::size_t bytes = out.extent_bytes();
       if (bytes <= kMaxCheckBytes) {
-        std::vector<std::byte> nan(bytes, std::byte{0xFF});
+        std::vector<std::byte> nan(bytes, cases::kPoisonByte);
         out.upload(nan.data(), bytes);
       }
     }
@@ -544,7 +530,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     const std::size_t n = times.size();
     r.ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
     r.ms_min = times.front();
-    r.tflops = attention_flops(c.batch, c.heads_q, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal) / (r.ms * 1e-3) / 1e12;
+    r.tflops = c.flops() / (r.ms * 1e-3) / 1e12;
     r.status = "ok";
 
     if (a.check && out.extent_bytes() <= kMaxCheckBytes) {
@@ -552,17 +538,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
       out.download(host.data(), host.size());
       std::int64_t bad = 0;
       const std::int64_t elems = qs.numel();
-      for (std::int64_t i = 0; i < elems; ++i) {
-        float x;
-        if (c.dtype == DType::F32) {
-          std::memcpy(&x, host.data() + i * 4, 4);
-        } else {
-          std::uint16_t h;
-          std::memcpy(&h, host.data() + i * 2, 2);
-          x = c.dtype == DType::F16 ? f16_to_float(h) : bf16_to_float(h);
-        }
-        bad += std::isfinite(x) ? 0 : 1;
-      }
+      for (std::int64_t i = 0; i < elems; ++i) bad += std::isfinite(cases::get(host.data(), c.dtype, i)) ? 0 : 1;
       if (bad) {
         r.status = "error";
         r.note = std::to_string(bad) + " non-finite outputs (unwritten or overflowed)";

@@ -1,4 +1,4 @@
-// flashtile_bench: times attention_forward over the standard grid (tests/cases.hpp bench_grid) and extra shapes, on
+// flashtile_bench: times attention_forward over the standard grid (src/cases/cases.hpp bench_grid) and extra shapes, on
 // every device and kernel path, and writes a table, CSV and JSON. The logic lives here so that the CLI can expose it
 // as `flashtile bench` by calling bench_main.
 #pragma once
@@ -22,15 +22,12 @@ struct Row {
   bool causal = false;
   double ms = 0;        // median milliseconds per call
   double ms_min = 0;    // fastest call
-  double tflops = 0;    // 4·B·Hq·Sq·Sk·D (halved when causal) / median time
+  double tflops = 0;    // cases::attention_flops / median time
   std::string timer;    // "cuda_events" or "host_clock"
   int iters = 0, sets = 0;
   std::string status;   // "ok", "skipped" (the path refused the case), "error"
   std::string note;     // the refusal reason or error message
 };
-
-// FLOPs of a forward call, as every table in this project counts them.
-double attention_flops(std::int64_t b, std::int64_t hq, std::int64_t sq, std::int64_t sk, std::int64_t d, bool causal);
 
 std::string rows_to_csv(const std::vector<Row>& rows);
 std::string rows_to_json(const std::vector<Row>& rows, const std::string& command, const std::string& date);
