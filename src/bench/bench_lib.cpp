@@ -1,8 +1,8 @@
 // The benchmark's logic: case selection, input rotation, timing, and the table/CSV/JSON writers.
 //
-// Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (bench/CMakeLists.txt does when
-// the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA events:
-// the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build time)
+// Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (src/bench/CMakeLists.txt does
+// when the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA
+// events: the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build time)
 // the host clock brackets each synchronous call (the library waits for its queue before returning), so the time also
 // holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes. On Vulkan
 // devices, when the library has its benchmark hook (flashtile_vk_last_gpu_ms, found with dlsym), the benchmark sets
@@ -12,6 +12,8 @@
 
 #include "cases.hpp"
 #include "values.hpp"
+
+#include <flashtile/flashtile.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +39,24 @@
 namespace flashtile::bench {
 
 namespace {
+
+// One timed (or skipped) case on one device and path.
+struct Row {
+  std::string device;   // device name
+  std::string backend;  // cpu, cuda, vulkan
+  std::string path;     // the forced path
+  std::string kernel;   // Result::kernel of the timed call
+  std::string dtype;
+  std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
+  bool causal = false;
+  double ms = 0;        // median milliseconds per call
+  double ms_min = 0;    // fastest call
+  double tflops = 0;    // cases::attention_flops / median time
+  std::string timer;    // "cuda_events", "vk_timestamps" or "host_clock"
+  int iters = 0, sets = 0;
+  std::string status;   // "ok", "skipped" (the path refused the case), "error"
+  std::string note;     // the refusal reason or error message
+};
 
 // Enough input sets that one rotation moves well past the H200's 60 MB L2 (and any other GPU's).
 constexpr double kRotationBytes = 512.0 * 1024 * 1024;
@@ -416,12 +436,12 @@ std::string utc_now() {
   return buf;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
+bool write_file(const std::string& path, const std::string& text, const char* prog) {
   std::ofstream f(path, std::ios::binary);
   f << text;
   f.close();
   if (!f) {
-    std::fprintf(stderr, "flashtile_bench: cannot write %s\n", path.c_str());
+    std::fprintf(stderr, "%s: cannot write %s\n", prog, path.c_str());
     return false;
   }
   return true;
@@ -551,8 +571,6 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
   return r;
 }
 
-}  // namespace
-
 std::string rows_to_csv(const std::vector<Row>& rows) {
   std::string out =
       "device,backend,path,kernel,dtype,batch,seqlen_q,seqlen_k,heads_q,heads_kv,head_dim,causal,ms,ms_min,tflops,"
@@ -605,6 +623,8 @@ std::string rows_to_json(const std::vector<Row>& rows, const std::string& comman
   out += "\n  ]\n}\n";
   return out;
 }
+
+}  // namespace
 
 }  // namespace flashtile::bench
 
@@ -670,7 +690,7 @@ int bench_main(int argc, char** argv, const char* prog) {
     }
   }
   bool wrote = true;
-  if (!a.csv.empty()) wrote &= write_file(a.csv, rows_to_csv(rows));
-  if (!a.json.empty()) wrote &= write_file(a.json, rows_to_json(rows, command, date));
+  if (!a.csv.empty()) wrote &= write_file(a.csv, rows_to_csv(rows), prog);
+  if (!a.json.empty()) wrote &= write_file(a.json, rows_to_json(rows, command, date), prog);
   return failed || !wrote ? 1 : 0;
 }
