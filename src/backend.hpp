@@ -9,6 +9,8 @@
 #include <flashtile/device.hpp>
 #include <flashtile/types.hpp>
 
+#include "constants.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>

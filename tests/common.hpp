@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cases.hpp"
+#include "constants.hpp"
 #include "values.hpp"
 
 #include <flashtile/flashtile.hpp>
@@ -154,7 +155,7 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
   }
   if (in.k_step_log2 > 0.0f) {
     const std::int64_t row = c.heads_kv * c.head_dim;
-    const float k3 = in.k_step_log2 / (std::sqrt(static_cast<float>(c.head_dim)) * 1.4426950408889634f);
+    const float k3 = in.k_step_log2 / (std::sqrt(static_cast<float>(c.head_dim)) * detail::kLog2e);
     for (float& x : p.qv) x = 1.0f;
     for (std::size_t i = 0; i < p.kv.size(); ++i)
       p.kv[i] = static_cast<std::int64_t>(i) / row % c.seqlen_k == 3 ? round_to(dt, k3) : 0.0f;
