@@ -2,12 +2,13 @@
 //
 // Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (src/bench/CMakeLists.txt does
 // when the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA
-// events: the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build time)
-// the host clock brackets each synchronous call (the library waits for its queue before returning), so the time also
-// holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes. On Vulkan
-// devices, when the library has its benchmark hook (flashtile_vk_last_gpu_ms, found with dlsym), the benchmark sets
-// FLASHTILE_VK_TIMESTAMPS=1 and takes each call's GPU time from the timestamps the library writes around its
-// dispatches (timer `vk_timestamps`; submission and the wait excluded). The CSV's `timer` column says which was used.
+// events: the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build
+// time) the host clock brackets each synchronous call (the library waits for its queue before returning), so the
+// time also holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes.
+// On Vulkan devices, when the library has its benchmark hook (flashtile_vk_last_gpu_ms, found with dlsym), the
+// benchmark sets FLASHTILE_VK_TIMESTAMPS=1 and takes each call's GPU time from the timestamps the library writes
+// around its dispatches (timer `vk_timestamps`; submission and the wait excluded). The CSV's `timer` column says
+// which was used.
 #include "bench_lib.hpp"
 
 #include "cases.hpp"
