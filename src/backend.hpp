@@ -9,6 +9,8 @@
 #include <flashtile/device.hpp>
 #include <flashtile/types.hpp>
 
+#include "constants.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -90,8 +92,8 @@ class DeviceImpl {
   }
 };
 
-// Each backend's enumeration. Backends not built are replaced by stubs (src/stubs.cpp) that return no devices and
-// a reason. Called once; the registry (src/device.cpp) caches the result.
+// Each backend's enumeration. Backends not built are replaced by stubs (src/stub_cuda.cpp, src/stub_vulkan.cpp)
+// that return no devices and a reason. Called once; the registry (src/device.cpp) caches the result.
 std::vector<std::shared_ptr<DeviceImpl>> enumerate_cpu();
 std::vector<std::shared_ptr<DeviceImpl>> enumerate_cuda(std::string& why_none);
 std::vector<std::shared_ptr<DeviceImpl>> enumerate_vulkan(std::string& why_none);

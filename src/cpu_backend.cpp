@@ -16,6 +16,8 @@ namespace flashtile::detail {
 
 namespace {
 
+constexpr std::size_t kAlignment = 64;  // bytes; a cache line, and what aligned_alloc must be given a multiple of
+
 double load(const std::byte* base, DType dt, std::int64_t index) {
   switch (dt) {
     case DType::F32: {
@@ -132,7 +134,8 @@ class CpuDevice final : public DeviceImpl {
     info_.paths = {Path::CpuReference};
     info_.caps = {{"threads", std::to_string(std::max(1u, std::thread::hardware_concurrency()))},
                   {"dtypes", "f16, bf16, f32"},
-                  {"head_dims", "multiples of 8 up to 256"},
+                  {"head_dims", "multiples of " + std::to_string(kHeadDimMultiple) + " up to " +
+                                    std::to_string(kMaxHeadDim)},
                   {"accumulation", "double"}};
   }
   const DeviceInfo& info() const override { return info_; }
@@ -141,9 +144,10 @@ class CpuDevice final : public DeviceImpl {
   std::uint64_t alloc(std::size_t bytes) override {
     // aligned_alloc wants a multiple of the alignment; a rounding that wrapped would hand back a short block.
     const std::string what = "bytes: cpu alloc of " + std::to_string(bytes) + " bytes";
-    const std::uint64_t padded = checked_round_up(std::max<std::size_t>(bytes, 1), 64, what + " wraps when rounded up");
+    const std::uint64_t padded =
+        checked_round_up(std::max<std::size_t>(bytes, 1), kAlignment, what + " wraps when rounded up");
     const std::size_t rounded = checked_bytes(padded, what);
-    void* p = std::aligned_alloc(64, rounded);
+    void* p = std::aligned_alloc(kAlignment, rounded);
     if (!p) throw Error(ErrorCode::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");
     return reinterpret_cast<std::uint64_t>(p);
   }

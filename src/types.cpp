@@ -89,40 +89,53 @@ Strides Strides::contiguous(const Shape& s) {
   return st;
 }
 
+namespace {
+// IEEE bit patterns shared by the conversions below.
+constexpr std::uint32_t kF32AbsMask = 0x7fffffffu;
+constexpr std::uint32_t kF32Inf = 0x7f800000u;  // exponent all ones; anything above it is a NaN
+constexpr std::uint32_t kF16Sign = 0x8000u;
+constexpr std::uint32_t kF16Inf = 0x7c00u;
+constexpr std::uint32_t kF16MantBits = 10;
+constexpr std::uint32_t kMantShift = 23 - kF16MantBits;  // f32 mantissa bits beyond f16's
+constexpr std::uint32_t kExpRebias = 127 - 15;           // f32 exponent bias minus f16's
+constexpr float kHalfSubnormalUlps = 16777216.0f;        // 2^24: one f16 subnormal ulp becomes 1.0
+}  // namespace
+
 std::uint16_t float_to_f16(float f) {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u) return static_cast<std::uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504: inf
+  const std::uint32_t sign = (x >> 16) & kF16Sign;
+  const std::uint32_t absx = x & kF32AbsMask;
+  if (absx >= kF32Inf) return static_cast<std::uint16_t>(sign | (absx > kF32Inf ? 0x7e00u : kF16Inf));
+  if (absx >= 0x477ff000u) return static_cast<std::uint16_t>(sign | kF16Inf);  // rounds past 65504: inf
   if (absx < 0x38800000u) {  // subnormal half (or zero): scale into the subnormal grid, round to nearest even
     const float a = std::bit_cast<float>(absx);
-    const float scaled = a * 16777216.0f;  // 2^24: one half-subnormal ulp becomes 1.0
+    const float scaled = a * kHalfSubnormalUlps;
     return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(scaled)));
   }
   std::uint32_t mant = absx & 0x7fffffu;
-  std::uint32_t exp = (absx >> 23) - 112u;
-  std::uint32_t h = (exp << 10) | (mant >> 13);
-  const std::uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  std::uint32_t exp = (absx >> 23) - kExpRebias;
+  std::uint32_t h = (exp << kF16MantBits) | (mant >> kMantShift);
+  const std::uint32_t rest = mant & ((1u << kMantShift) - 1);
+  const std::uint32_t half = 1u << (kMantShift - 1);
+  if (rest > half || (rest == half && (h & 1u))) ++h;
   return static_cast<std::uint16_t>(sign | h);
 }
 
 float f16_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & kF16Sign) << 16;
+  const std::uint32_t exp = (h >> kF16MantBits) & 0x1fu;
   const std::uint32_t mant = h & 0x3ffu;
   if (exp == 0) {
-    const float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
+    const float v = static_cast<float>(mant) * (1.0f / kHalfSubnormalUlps);
     return sign ? -v : v;
   }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
+  if (exp == 31) return std::bit_cast<float>(sign | kF32Inf | (mant << kMantShift));
+  return std::bit_cast<float>(sign | ((exp + kExpRebias) << 23) | (mant << kMantShift));
 }
 
 std::uint16_t float_to_bf16(float f) {
   std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & kF32AbsMask) > kF32Inf) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<std::uint16_t>(x >> 16);
 }

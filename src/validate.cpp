@@ -11,8 +11,6 @@ namespace flashtile::detail {
 
 namespace {
 
-constexpr std::int64_t kMaxHeadDim = 256;
-constexpr std::int64_t kHeadDimMultiple = 8;
 constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();  // kernels index rows with int32
 
 [[noreturn]] void fail(ErrorCode c, const std::string& msg) { throw Error(c, msg); }
@@ -142,7 +140,9 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
     fail(ErrorCode::ShapeMismatch, "lse: shape " + shape_str(lse->shape()) + " must be [batch, heads, seqlen_q] = " +
                                        shape_str(Shape::of(B, Hq, Sq)));
   if (D % kHeadDimMultiple != 0 || D > kMaxHeadDim)
-    fail(ErrorCode::InvalidArgument, "head_dim: must be a multiple of 8 in [8, 256], got " + std::to_string(D));
+    fail(ErrorCode::InvalidArgument, "head_dim: must be a multiple of " + std::to_string(kHeadDimMultiple) + " in [" +
+                                         std::to_string(kHeadDimMultiple) + ", " + std::to_string(kMaxHeadDim) +
+                                         "], got " + std::to_string(D));
   for (const auto& [name, value] : {std::pair{"batch", B}, {"seqlen_q", Sq}, {"seqlen_k", Sk}, {"heads", Hq}})
     if (value > kMaxDim)
       fail(ErrorCode::Overflow, std::string(name) + ": " + std::to_string(value) + " exceeds the kernels' int32 range");

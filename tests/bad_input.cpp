@@ -17,6 +17,8 @@ using namespace flashtile::testing;
 namespace {
 
 struct Fixture {
+  // Outputs start filled with this byte, so that a rejected call that wrote anything shows (expect_error's watch).
+  static constexpr int kOutByte = 0x5A;
   Device cpu = Device::open(Backend::Cpu);
   Tensor q, k, v, out, lse;
   Fixture(DType dt = DType::F16, std::int64_t B = 2, std::int64_t Sq = 5, std::int64_t Sk = 7, std::int64_t Hq = 4,
@@ -24,8 +26,8 @@ struct Fixture {
     q = filled(Tensor::empty(cpu, dt, Shape::of(B, Sq, Hq, D)), 0x11);
     k = filled(Tensor::empty(cpu, dt, Shape::of(B, Sk, Hkv, D)), 0x22);
     v = filled(Tensor::empty(cpu, dt, Shape::of(B, Sk, Hkv, D)), 0x33);
-    out = filled(Tensor::empty(cpu, dt, Shape::of(B, Sq, Hq, D)), 0x5A);
-    lse = filled(Tensor::empty(cpu, DType::F32, Shape::of(B, Hq, Sq)), 0x5A);
+    out = filled(Tensor::empty(cpu, dt, Shape::of(B, Sq, Hq, D)), kOutByte);
+    lse = filled(Tensor::empty(cpu, DType::F32, Shape::of(B, Hq, Sq)), kOutByte);
   }
   static Tensor filled(Tensor t, int byte) {
     std::vector<std::byte> img(t.extent_bytes(), std::byte(byte));
@@ -93,7 +95,7 @@ TEST_CASE("bad input: dtypes") {
   Tensor ob = Tensor::empty(g.cpu, DType::BF16, g.out.shape());
   expect_error([&] { attention_forward(g.q, g.k, g.v, ob, &g.lse); }, ErrorCode::DTypeMismatch, "out: dtype bf16",
                {&g.lse});
-  Tensor l16 = Fixture::filled(Tensor::empty(f.cpu, DType::F16, f.lse.shape()), 0x5A);
+  Tensor l16 = Fixture::filled(Tensor::empty(f.cpu, DType::F16, f.lse.shape()), Fixture::kOutByte);
   expect_error([&] { attention_forward(f.q, f.k, f.v, f.out, &l16); }, ErrorCode::DTypeMismatch,
                "lse: dtype must be f32", {&f.out, &l16});
 }
@@ -111,7 +113,7 @@ TEST_CASE("bad input: shapes") {
                {&f.lse});
   Tensor k3h = Tensor::empty(f.cpu, DType::F16, Shape::of(2, 7, 3, 64));
   expect_call_error(f, f.q, k3h, k3h, f.out, &f.lse, {}, ErrorCode::ShapeMismatch, "must divide q's heads 4");
-  Tensor lbad = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 5, 4)), 0x5A);
+  Tensor lbad = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 5, 4)), Fixture::kOutByte);
   expect_error([&] { attention_forward(f.q, f.k, f.v, f.out, &lbad); }, ErrorCode::ShapeMismatch, "lse: shape",
                {&f.out, &lbad});
 }
@@ -131,12 +133,12 @@ TEST_CASE("bad input: strides") {
   Tensor qs = wide.as_strided(f.q.shape(), Strides{{5 * 4 * 128, 4 * 128, 128, 2}});
   expect_call_error(f, qs, f.k, f.v, f.out, &f.lse, {}, ErrorCode::BadStride, "q: head_dim stride must be 1");
   // An output whose heads overlap each other.
-  Tensor ob = Fixture::filled(Tensor::empty(f.cpu, DType::F16, f.out.shape()), 0x5A);
+  Tensor ob = Fixture::filled(Tensor::empty(f.cpu, DType::F16, f.out.shape()), Fixture::kOutByte);
   Tensor overlapping = ob.as_strided(f.out.shape(), Strides{{5 * 64, 64, 0, 1}});
   expect_error([&] { attention_forward(f.q, f.k, f.v, overlapping, &f.lse); }, ErrorCode::BadStride,
                "out: strides make elements overlap", {&ob, &f.lse});
   // LSE must be contiguous.
-  Tensor lb = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 4, 10)), 0x5A);
+  Tensor lb = Fixture::filled(Tensor::empty(f.cpu, DType::F32, Shape::of(2, 4, 10)), Fixture::kOutByte);
   Tensor ls = lb.as_strided(f.lse.shape(), Strides{{40, 10, 1}});
   expect_error([&] { attention_forward(f.q, f.k, f.v, f.out, &ls); }, ErrorCode::BadStride, "lse: must be contiguous",
                {&f.out, &lb});
@@ -163,7 +165,7 @@ TEST_CASE("bad input: sizes beyond the kernels' index types") {
   // seqlen beyond int32: a wrapped view that is never touched.
   const Shape huge = Shape::of(1, std::int64_t{3} << 30, 1, 8);
   Tensor qh = Tensor::wrap_host(cpu, small.data(), DType::F16, huge, Strides{{0, 0, 0, 1}});
-  Tensor oh = Fixture::filled(Tensor::empty(cpu, DType::F16, Shape::of(1, 1, 1, 8)), 0x5A);
+  Tensor oh = Fixture::filled(Tensor::empty(cpu, DType::F16, Shape::of(1, 1, 1, 8)), Fixture::kOutByte);
   Tensor ohv = oh.as_strided(huge, Strides{{0, 0, 0, 1}});
   expect_error([&] { attention_forward(qh, qh, qh, ohv); }, ErrorCode::Overflow, "seqlen_q", {&oh});
   // A stride past 2^62 f16 elements spans more than 2^63 - 1 bytes: refused when the view is made.
@@ -205,7 +207,7 @@ TEST_CASE("bad input: size arithmetic that would wrap") {
 
   // Views of a poisoned tensor: huge strides, strides whose products' sum wraps, offsets whose bytes or whose sum
   // with the extent wrap. None may touch the memory.
-  Tensor base = Fixture::filled(Tensor::empty(cpu, DType::F32, Shape::of(2, 1, 1, 8)), 0x5A);
+  Tensor base = Fixture::filled(Tensor::empty(cpu, DType::F32, Shape::of(2, 1, 1, 8)), Fixture::kOutByte);
   const Shape s4 = Shape::of(2, 1, 1, 8);
   expect_error([&] { (void)base.as_strided(s4, Strides{{kMax, 8, 8, 1}}); }, ErrorCode::Overflow,
                "strides: a tensor of shape [2, 1, 1, 8] with strides [9223372036854775807", {&base});

@@ -1,7 +1,9 @@
-// Test helpers: random inputs, poisoned outputs, the CPU oracle, error norms. Shared by the suites and the CLI.
+// Test helpers: random inputs, poisoned outputs, the CPU oracle, error norms. Shared by the suites.
 #pragma once
 
 #include "cases.hpp"
+#include "constants.hpp"
+#include "values.hpp"
 
 #include <flashtile/flashtile.hpp>
 
@@ -13,32 +15,10 @@
 
 namespace flashtile::testing {
 
-// Round a float through a dtype's storage format, and back.
-inline float round_to(DType dt, float x) {
-  if (dt == DType::F16) return f16_to_float(float_to_f16(x));
-  if (dt == DType::BF16) return bf16_to_float(float_to_bf16(x));
-  return x;
-}
-
-inline void put(std::byte* base, DType dt, std::int64_t index, float x) {
-  if (dt == DType::F32) {
-    std::memcpy(base + index * 4, &x, 4);
-  } else {
-    const std::uint16_t h = dt == DType::F16 ? float_to_f16(x) : float_to_bf16(x);
-    std::memcpy(base + index * 2, &h, 2);
-  }
-}
-
-inline float get(const std::byte* base, DType dt, std::int64_t index) {
-  if (dt == DType::F32) {
-    float f;
-    std::memcpy(&f, base + index * 4, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, base + index * 2, 2);
-  return dt == DType::F16 ? f16_to_float(h) : bf16_to_float(h);
-}
+using cases::get;
+using cases::kPoisonByte;
+using cases::put;
+using cases::round_to;
 
 // A tensor view on a device plus the base allocation it lives in, so tests can fill, poison and inspect the
 // whole allocation (padding included) with one upload/download.
@@ -79,9 +59,9 @@ inline DevTensor contiguous(const Device& dev, DType dt, const Shape& s) {
   return DevTensor{t, t, 0};
 }
 
-// Fills every byte of a base allocation with a NaN pattern (0xFF bytes are NaN in f16, bf16 and f32).
+// Fills every byte of a base allocation with kPoisonByte (a NaN in every dtype).
 inline void poison(const DevTensor& t) {
-  std::vector<std::byte> img(t.base.extent_bytes(), std::byte{0xFF});
+  std::vector<std::byte> img(t.base.extent_bytes(), kPoisonByte);
   Tensor b = t.base;
   b.upload(img.data(), img.size());
 }
@@ -175,7 +155,7 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
   }
   if (in.k_step_log2 > 0.0f) {
     const std::int64_t row = c.heads_kv * c.head_dim;
-    const float k3 = in.k_step_log2 / (std::sqrt(static_cast<float>(c.head_dim)) * 1.4426950408889634f);
+    const float k3 = in.k_step_log2 / (std::sqrt(static_cast<float>(c.head_dim)) * detail::kLog2e);
     for (float& x : p.qv) x = 1.0f;
     for (std::size_t i = 0; i < p.kv.size(); ++i)
       p.kv[i] = static_cast<std::int64_t>(i) / row % c.seqlen_k == 3 ? round_to(dt, k3) : 0.0f;
@@ -195,7 +175,7 @@ inline Problem make_problem(const Device& dev, const cases::Case& c, std::uint64
     if (!current || current->storage() != t->base.storage()) {
       flush();
       current = &t->base;
-      img.assign(t->base.extent_bytes(), in.kv_tail > 0 ? std::byte{0xFF} : std::byte{0});  // 0xFF: NaN past Sk
+      img.assign(t->base.extent_bytes(), in.kv_tail > 0 ? kPoisonByte : std::byte{0});  // NaN past Sk
     }
     t->for_each([&](std::int64_t li, std::int64_t ei) { put(img.data(), dt, ei, (*values)[static_cast<std::size_t>(li)]); });
   }
@@ -282,14 +262,14 @@ inline Comparison compare(const Problem& p, const Reference& ref, bool with_lse)
             }
         }
   }
-  // Padding outside the view keeps its poison (0xFF bytes).
+  // Padding outside the view keeps its poison.
   if (p.out.base.storage() != p.out.view.storage() || p.out.base.extent_bytes() != p.out.view.extent_bytes()) {
     const auto img = p.out.image();
     std::vector<char> inside(img.size(), 0);
     const std::size_t es = dtype_size(p.c.dtype);
     p.out.for_each([&](std::int64_t, std::int64_t ei) { std::memset(&inside[static_cast<std::size_t>(ei) * es], 1, es); });
     for (std::size_t i = 0; i < img.size(); ++i)
-      if (!inside[i] && img[i] != std::byte{0xFF}) ++cmp.padding_touched;
+      if (!inside[i] && img[i] != kPoisonByte) ++cmp.padding_touched;
   }
   return cmp;
 }

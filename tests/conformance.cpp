@@ -157,7 +157,7 @@ TEST_CASE("conformance: a running max that jumps past 2^128") {
 // One key's logit exactly k_step_log2 above every other's in the exp2 domain, in every row (key 3, in the block sm90
 // visits last). 40: sm90's kLazy 3 rescales P by 2^-40. 100: it recomputes S (P sums past 2^64). 127: P still
 // finite, but a rescale by 2^-127 is below f32's normal range, which ex2.approx.ftz flushed to 0 (O = 0 in every
-// row; session 23 call 1 caught it on a few random rows).
+// row; a random jump case caught it on a few rows: bench/results/2026-12-01_h200_sm90_lazy_rescale_mode3, run 1).
 TEST_CASE("conformance: a running max that steps up by 2^40, 2^100, 2^127") {
   for (float x : {40.0f, 100.0f, 127.0f}) {
     Inputs in;
@@ -167,8 +167,9 @@ TEST_CASE("conformance: a running max that steps up by 2^40, 2^100, 2^127") {
 }
 
 // Every logit equal and far below zero (q = +4, k = -4: -128 at d64, -256 at d256, natural log): the first rescale
-// of a row must not overflow (sm90 made NaN of it until session 14). Sq > Sk: rows whose keys start past the first
-// key block a kernel visits.
+// of a row must not overflow (sm90 made NaN of it before the fix that
+// bench/results/2026-11-30_h200_sm90_lazy_rescale_d256 describes). Sq > Sk: rows whose keys start past the first key
+// block a kernel visits.
 TEST_CASE("conformance: logits far below zero") {
   check_inputs(Inputs{1.0f, 0.0f, 0, 12.0f, 4.0f}, "q = 4, k = -4", 300, 200, config().seed + 8000);
 }

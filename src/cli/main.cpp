@@ -1,5 +1,7 @@
-// flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem.
+// flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem;
+// `bench` runs the benchmark (src/bench/).
 #include "cli.hpp"
+#include "bench_lib.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -7,10 +9,6 @@
 #include <cstring>
 #include <exception>
 #include <string>
-
-#if FLASHTILE_CLI_BENCH
-#include "bench_lib.hpp"
-#endif
 
 namespace flashtile::cli {
 
@@ -132,9 +130,7 @@ int main(int argc, char** argv) {
   try {
     if (!std::strcmp(argv[1], "info")) return cli::cmd_info(argc, argv);
     if (!std::strcmp(argv[1], "run")) return cli::cmd_run(argc, argv);
-#if FLASHTILE_CLI_BENCH
     if (!std::strcmp(argv[1], "bench")) return bench_main(argc - 1, argv + 1, "flashtile bench");
-#endif
     std::fprintf(stderr, "flashtile: unknown command '%s'\n%s", argv[1], kUsage);
     return 2;
   } catch (const Error& e) {

@@ -1,6 +1,7 @@
 // `flashtile info` and `flashtile run`.
 #include "cli.hpp"
 #include "cases.hpp"
+#include "values.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,35 +22,6 @@ struct Problem {
   bool causal;
   float scale;
 };
-
-double flops(const Problem& p) {
-  const double f = 4.0 * double(p.B) * double(p.Hq) * double(p.Sq) * double(p.Sk) * double(p.D);
-  return p.causal ? f / 2 : f;
-}
-
-std::vector<std::uint8_t> encode(const std::vector<float>& v, DType dt) {
-  std::vector<std::uint8_t> out(v.size() * dtype_size(dt));
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (dt == DType::F32) {
-      std::memcpy(&out[i * 4], &v[i], 4);
-    } else {
-      const std::uint16_t h = dt == DType::F16 ? float_to_f16(v[i]) : float_to_bf16(v[i]);
-      std::memcpy(&out[i * 2], &h, 2);
-    }
-  }
-  return out;
-}
-
-float decode(const std::vector<std::uint8_t>& b, DType dt, std::size_t i) {
-  if (dt == DType::F32) {
-    float f;
-    std::memcpy(&f, &b[i * 4], 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, &b[i * 2], 2);
-  return dt == DType::F16 ? f16_to_float(h) : bf16_to_float(h);
-}
 
 // The path a device would take for a small default problem (f16, seq 512, 8 heads, dim 64, causal).
 Result default_plan(const Device& dev) {
@@ -169,16 +141,19 @@ int cmd_run(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> hq(std::size_t(qs.numel())), hk(std::size_t(ks.numel())), hv(std::size_t(ks.numel()));
-  std::vector<std::vector<std::uint8_t>> enc;
+  std::vector<std::vector<std::byte>> enc;
   for (auto* h : {&hq, &hk, &hv}) {
-    for (float& x : *h) x = normal(rng);
-    enc.push_back(encode(*h, p.dtype));
-    for (std::size_t i = 0; i < h->size(); ++i) (*h)[i] = decode(enc.back(), p.dtype, i);  // rounded values
+    enc.emplace_back(h->size() * dtype_size(p.dtype));
+    for (std::size_t i = 0; i < h->size(); ++i) {
+      const auto at = static_cast<std::int64_t>(i);
+      cases::put(enc.back().data(), p.dtype, at, normal(rng));
+      (*h)[i] = cases::get(enc.back().data(), p.dtype, at);  // the rounded value
+    }
   }
   q.upload(enc[0].data(), enc[0].size());
   k.upload(enc[1].data(), enc[1].size());
   v.upload(enc[2].data(), enc[2].size());
-  std::vector<std::uint8_t> poison(out.extent_bytes(), 0xFF);
+  std::vector<std::byte> poison(out.extent_bytes(), cases::kPoisonByte);
   out.upload(poison.data(), poison.size());
 
   std::vector<double> times;
@@ -198,14 +173,14 @@ int cmd_run(int argc, char** argv) {
   if (progress) std::fprintf(stderr, "\n");
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  const double tflops = flops(p) / (median * 1e-3) / 1e12;
+  const double tflops = cases::attention_flops(p.B, p.Hq, p.Sq, p.Sk, p.D, p.causal) / (median * 1e-3) / 1e12;
 
   // --check: sampled rows against a double-precision reference computed here from the same rounded inputs.
   double max_rel = 0;
   int checked = 0;
   bool nan_seen = false;
   if (args.has("check")) {
-    std::vector<std::uint8_t> ob(out.extent_bytes());
+    std::vector<std::byte> ob(out.extent_bytes());
     out.download(ob.data(), ob.size());
     std::vector<float> lh(std::size_t(lse.shape().numel()));
     lse.download(lh.data(), lh.size() * 4);
@@ -234,7 +209,7 @@ int cmd_run(int argc, char** argv) {
       double num = 0, den = 0;
       for (std::int64_t d = 0; d < p.D; ++d) {
         const double want = visible ? ref[std::size_t(d)] / l : 0.0;
-        const double got = decode(ob, p.dtype, std::size_t(((b * p.Sq + i) * p.Hq + h) * p.D + d));
+        const double got = cases::get(ob.data(), p.dtype, ((b * p.Sq + i) * p.Hq + h) * p.D + d);
         if (!std::isfinite(got)) nan_seen = true;
         num += (got - want) * (got - want);
         den += want * want;
@@ -248,7 +223,7 @@ int cmd_run(int argc, char** argv) {
       ++checked;
     }
   }
-  // The conformance suite's tolerances (tests/cases.hpp).
+  // The conformance suite's tolerances (src/cases/cases.hpp).
   const double tol = r.reduced_precision ? cases::reduced_out_tolerance(p.dtype) : cases::out_tolerance(p.dtype);
   const bool ok = !args.has("check") || (!nan_seen && max_rel <= tol);
 

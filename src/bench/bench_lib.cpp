@@ -1,16 +1,20 @@
 // The benchmark's logic: case selection, input rotation, timing, and the table/CSV/JSON writers.
 //
-// Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (bench/CMakeLists.txt does when
-// the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA events:
-// the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build time)
-// the host clock brackets each synchronous call (the library waits for its queue before returning), so the time also
-// holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes. On Vulkan
-// devices, when the library has its benchmark hook (flashtile_vk_last_gpu_ms, found with dlsym), the benchmark sets
-// FLASHTILE_VK_TIMESTAMPS=1 and takes each call's GPU time from the timestamps the library writes around its
-// dispatches (timer `vk_timestamps`; submission and the wait excluded). The CSV's `timer` column says which was used.
+// Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (src/bench/CMakeLists.txt does
+// when the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA
+// events: the median is the kernels' time, launch gaps excluded. Elsewhere (Vulkan, CPU, or no CUDA toolkit at build
+// time) the host clock brackets each synchronous call (the library waits for its queue before returning), so the
+// time also holds submission and the wait: a few microseconds per call, which matters only for the smallest shapes.
+// On Vulkan devices, when the library has its benchmark hook (flashtile_vk_last_gpu_ms, found with dlsym), the
+// benchmark sets FLASHTILE_VK_TIMESTAMPS=1 and takes each call's GPU time from the timestamps the library writes
+// around its dispatches (timer `vk_timestamps`; submission and the wait excluded). The CSV's `timer` column says
+// which was used.
 #include "bench_lib.hpp"
 
 #include "cases.hpp"
+#include "values.hpp"
+
+#include <flashtile/flashtile.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -35,14 +39,25 @@
 
 namespace flashtile::bench {
 
-double attention_flops(std::int64_t b, std::int64_t hq, std::int64_t sq, std::int64_t sk, std::int64_t d,
-                       bool causal) {
-  const double f = 4.0 * static_cast<double>(b) * static_cast<double>(hq) * static_cast<double>(sq) *
-                   static_cast<double>(sk) * static_cast<double>(d);
-  return causal ? f / 2 : f;
-}
-
 namespace {
+
+// One timed (or skipped) case on one device and path.
+struct Row {
+  std::string device;   // device name
+  std::string backend;  // cpu, cuda, vulkan
+  std::string path;     // the forced path
+  std::string kernel;   // Result::kernel of the timed call
+  std::string dtype;
+  std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
+  bool causal = false;
+  double ms = 0;        // median milliseconds per call
+  double ms_min = 0;    // fastest call
+  double tflops = 0;    // cases::attention_flops / median time
+  std::string timer;    // "cuda_events", "vk_timestamps" or "host_clock"
+  int iters = 0, sets = 0;
+  std::string status;   // "ok", "skipped" (the path refused the case), "error"
+  std::string note;     // the refusal reason or error message
+};
 
 // Enough input sets that one rotation moves well past the H200's 60 MB L2 (and any other GPU's).
 constexpr double kRotationBytes = 512.0 * 1024 * 1024;
@@ -342,15 +357,7 @@ class InputPool {
       std::mt19937_64 rng(0x5EEDu + static_cast<unsigned>(dt));
       std::normal_distribution<float> normal(0.0f, 1.0f);
       pool.resize(need * dtype_size(dt));
-      for (std::size_t i = 0; i < need; ++i) {
-        const float x = normal(rng);
-        if (dt == DType::F32) {
-          std::memcpy(pool.data() + i * 4, &x, 4);
-        } else {
-          const std::uint16_t h = dt == DType::F16 ? float_to_f16(x) : float_to_bf16(x);
-          std::memcpy(pool.data() + i * 2, &h, 2);
-        }
-      }
+      for (std::size_t i = 0; i < need; ++i) cases::put(pool.data(), dt, static_cast<std::int64_t>(i), normal(rng));
     }
     const std::size_t shift = static_cast<std::size_t>((salt * 0x9E3779B97F4A7C15ull) >> 40) % kSlack;
     return pool.data() + shift * dtype_size(dt);
@@ -430,12 +437,12 @@ std::string utc_now() {
   return buf;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
+bool write_file(const std::string& path, const std::string& text, const char* prog) {
   std::ofstream f(path, std::ios::binary);
   f << text;
   f.close();
   if (!f) {
-    std::fprintf(stderr, "flashtile_bench: cannot write %s\n", path.c_str());
+    std::fprintf(stderr, "%s: cannot write %s\n", prog, path.c_str());
     return false;
   }
   return true;
@@ -497,7 +504,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     if (a.check) {  // poison, so an output the kernel never writes shows up as NaN below
       const std::size_t bytes = out.extent_bytes();
       if (bytes <= kMaxCheckBytes) {
-        std::vector<std::byte> nan(bytes, std::byte{0xFF});
+        std::vector<std::byte> nan(bytes, cases::kPoisonByte);
         out.upload(nan.data(), bytes);
       }
     }
@@ -544,7 +551,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     const std::size_t n = times.size();
     r.ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
     r.ms_min = times.front();
-    r.tflops = attention_flops(c.batch, c.heads_q, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal) / (r.ms * 1e-3) / 1e12;
+    r.tflops = c.flops() / (r.ms * 1e-3) / 1e12;
     r.status = "ok";
 
     if (a.check && out.extent_bytes() <= kMaxCheckBytes) {
@@ -552,17 +559,7 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
       out.download(host.data(), host.size());
       std::int64_t bad = 0;
       const std::int64_t elems = qs.numel();
-      for (std::int64_t i = 0; i < elems; ++i) {
-        float x;
-        if (c.dtype == DType::F32) {
-          std::memcpy(&x, host.data() + i * 4, 4);
-        } else {
-          std::uint16_t h;
-          std::memcpy(&h, host.data() + i * 2, 2);
-          x = c.dtype == DType::F16 ? f16_to_float(h) : bf16_to_float(h);
-        }
-        bad += std::isfinite(x) ? 0 : 1;
-      }
+      for (std::int64_t i = 0; i < elems; ++i) bad += std::isfinite(cases::get(host.data(), c.dtype, i)) ? 0 : 1;
       if (bad) {
         r.status = "error";
         r.note = std::to_string(bad) + " non-finite outputs (unwritten or overflowed)";
@@ -574,8 +571,6 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
   }
   return r;
 }
-
-}  // namespace
 
 std::string rows_to_csv(const std::vector<Row>& rows) {
   std::string out =
@@ -629,6 +624,8 @@ std::string rows_to_json(const std::vector<Row>& rows, const std::string& comman
   out += "\n  ]\n}\n";
   return out;
 }
+
+}  // namespace
 
 }  // namespace flashtile::bench
 
@@ -694,7 +691,7 @@ int bench_main(int argc, char** argv, const char* prog) {
     }
   }
   bool wrote = true;
-  if (!a.csv.empty()) wrote &= write_file(a.csv, rows_to_csv(rows));
-  if (!a.json.empty()) wrote &= write_file(a.json, rows_to_json(rows, command, date));
+  if (!a.csv.empty()) wrote &= write_file(a.csv, rows_to_csv(rows), prog);
+  if (!a.json.empty()) wrote &= write_file(a.json, rows_to_json(rows, command, date), prog);
   return failed || !wrote ? 1 : 0;
 }
