@@ -11,7 +11,7 @@ fraction of it. Writes a CSV, a JSON (environment, ratios) and a PNG (TFLOP/s vs
     python3 bench/peers.py [--quick] [--out DIR] [--merge-bench bench.csv]
 
 Needs torch with CUDA, triton, matplotlib (the device image has them). flashtile is optional: without a CUDA path
-(or without the library) only the peers are timed. The grid is tests/cases.hpp's bench_grid.
+(or without the library) only the peers are timed. The grid is src/cases/cases.hpp's bench_grid.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ PEERS = {"fa2": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION", "efficient": "EFF
 
 
 def grid(dtypes, dims, seqs, causal_filter, quick):
-    """tests/cases.hpp bench_grid: hidden 2048 (heads = 2048/d), batch x seqlen = 16384, seqlen 512..16384."""
+    """src/cases/cases.hpp bench_grid: hidden 2048 (heads = 2048/d), batch x seqlen = 16384, seqlen 512..16384."""
     out = []
     for dt in dtypes:
         for d in (64, 128, 256):

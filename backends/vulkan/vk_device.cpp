@@ -49,7 +49,6 @@ constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::uint64_t kMaxIndex = 1ull << 32;  // uint indices in the shaders
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
 constexpr std::uint32_t kReduceWg = 64;
-constexpr float kLog2e = 1.4426950408889634f;
 
 const Path kPathOrder[] = {Path::VulkanCoopmat2, Path::VulkanCoopmat, Path::VulkanPortable};
 
@@ -322,7 +321,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     pc.v_sb = st(a.v.strides[0]), pc.v_ss = st(a.v.strides[1]), pc.v_sh = st(a.v.strides[2]);
     pc.o_sb = st(a.o.strides[0]), pc.o_ss = st(a.o.strides[1]), pc.o_sh = st(a.o.strides[2]);
     pc.B = st(a.batch), pc.Sq = st(a.seqlen_q), pc.Sk = st(a.seqlen_k), pc.Hq = st(a.heads_q), pc.Hkv = st(a.heads_kv);
-    pc.scale_log2 = a.scale * kLog2e;
+    pc.scale_log2 = a.scale * detail::kLog2e;
     pc.flags = a.has_lse ? kFlagWriteLse : 0u;
     // Causal: long rows first (shorter grid tail).
     if (a.causal) pc.flags |= kFlagReverseRows;

@@ -4,6 +4,7 @@
 //   cuda_sm80_check [--quick] [--no-time] [--small]   (--small: a few small cases, for compute-sanitizer)
 // Exit: 0 all passed, 1 a case failed, 2 a CUDA error, 77 no CUDA device (skipped).
 #include "attn/fwd_params.hpp"
+#include "tile/constants.hpp"
 
 #include <flashtile/types.hpp>
 
@@ -115,7 +116,7 @@ Outcome run_case(const Case& c, std::mt19937& rng) {
   p.batch = c.b, p.seqlen_q = c.sq, p.seqlen_k = c.sk, p.heads_q = c.hq, p.heads_kv = c.hkv, p.head_dim = c.d;
   p.dtype = c.dt;
   p.scale = 1.f / std::sqrt(float(c.d));
-  p.scale_log2 = p.scale * 1.4426950408889634f;
+  p.scale_log2 = p.scale * flashtile::tile::kLog2e;
   p.causal = c.causal;
   int dev = 0;
   cudaDeviceProp prop{};
@@ -221,7 +222,7 @@ double time_case(int b, int h, int s, int d, ElemType dt, bool causal) {
   p.q_ss = p.k_ss = p.v_ss = p.o_ss = std::int64_t(h) * d;
   p.q_sb = p.k_sb = p.v_sb = p.o_sb = std::int64_t(s) * h * d;
   p.batch = b, p.seqlen_q = p.seqlen_k = s, p.heads_q = p.heads_kv = h, p.head_dim = d;
-  p.dtype = dt, p.scale = 1.f / std::sqrt(float(d)), p.scale_log2 = p.scale * 1.4426950408889634f;
+  p.dtype = dt, p.scale = 1.f / std::sqrt(float(d)), p.scale_log2 = p.scale * flashtile::tile::kLog2e;
   p.causal = causal;
   p.device_cc = 80;
   cudaEvent_t e0, e1;

@@ -9,7 +9,7 @@
 // first (run_streams: the scheduler's counter). Timing: d=128 bf16 B=1 H=16 S=16384, non-causal and causal, CUDA events around batches of 10 back-to-back launches after a 100 ms warm-up, median of 7 batches.
 // --grid times the peer grid instead: bf16, B = 16384/S, H = 2048/d, S 512..16384, d 64/128/256, causal or not, once
 // persistent (--ctas #SMs) and once with one CTA per tile (--ctas -1). --ctas N forces the grid (N > 0: at most N CTAs,
-// so each loops over many tiles; N < 0: one CTA per tile; FwdParams::ctas) for the correctness list.
+// so each loops over many tiles; N < 0: one CTA per tile; sm90_fwd_launch's ctas) for the correctness list.
 //
 // The timed launches write no LSE (a model's forward), unless --lse.
 // Usage: sm90_check [--quick (bf16, small sizes only)] [--tiny (a few small bf16 cases: racecheck)] [--no-bench] [--bench-only] [--grid [--grid-d D] [--grid-smax S]] [--cell D,S,CAUSAL[,H,B]] [--warm-ms T (100)] [--ctas N] [--lse].
@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "attn/fwd_params.hpp"
+#include "tile/constants.hpp"
 #include "attn/sm90_traits.hpp"
 #include "common.cuh"
 
@@ -45,7 +46,7 @@ struct Case {
 int g_cc = 0, g_sms = 0;
 float g_warm_ms = 100.0f;  // --warm-ms: the bench's warm-up before timing
 bool g_bench_lse = false;  // --lse: the timed launches write the LSE too
-int g_ctas = 0;            // --ctas (FwdParams::ctas)
+int g_ctas = 0;            // --ctas (sm90_fwd_launch's ctas)
 
 FwdParams make_params(const Case& c, const void* q, const void* k, const void* v, void* o, float* lse) {
   FwdParams p;
@@ -60,7 +61,7 @@ FwdParams make_params(const Case& c, const void* q, const void* k, const void* v
   p.scale_log2 = p.scale * flashtile::tile::kLog2e;
   p.causal = c.causal;
   p.stream = nullptr;
-  p.num_sms = g_sms, p.device_cc = g_cc, p.ctas = g_ctas;
+  p.num_sms = g_sms, p.device_cc = g_cc;
   return p;
 }
 
@@ -87,7 +88,7 @@ bool run_case(const Case& c, std::mt19937& rng) {
       if ((i / k_ss) % c.Sk == 5) hk[i] = fttest::to16<T>(fk[i] * float(c.jump)), fk[i] = fttest::from16(hk[i]);
   }
   if (c.step > 0.0f) {
-    const float k5 = c.step / (std::sqrt(float(c.D)) * 1.4426950408889634f);
+    const float k5 = c.step / (std::sqrt(float(c.D)) * flashtile::tile::kLog2e);
     for (std::size_t i = 0; i < nq; ++i) hq[i] = fttest::to16<T>(1.0f), fq[i] = fttest::from16(hq[i]);
     for (std::size_t i = 0; i < nk; ++i)
       hk[i] = fttest::to16<T>((i / k_ss) % c.Sk == 5 ? k5 : 0.0f), fk[i] = fttest::from16(hk[i]);
