@@ -104,7 +104,6 @@ class CudaDevice final : public DeviceImpl {
     cudaGetDevice(&prev);
     cudaSetDevice(ordinal_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
-    cuda::sm90_fwd_release(ordinal_);  // cudaFree waits for the device's work
     if (prev >= 0 && prev != ordinal_) cudaSetDevice(prev);
   }
 

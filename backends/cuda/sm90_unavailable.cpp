@@ -14,6 +14,5 @@ std::string sm90_fwd_supports(const FwdParams&) { return kNotBuilt; }
 void sm90_fwd_launch(const FwdParams&, int) { throw Error(ErrorCode::Unsupported, kNotBuilt); }
 std::string sm90_fwd_name(const FwdParams&) { return "sm90_fwd<not built>"; }
 bool sm90_fwd_persistent(const FwdParams&) { return false; }
-void sm90_fwd_release(int) {}
 
 }  // namespace flashtile::cuda

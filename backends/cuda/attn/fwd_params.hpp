@@ -44,8 +44,5 @@ std::string sm80_fwd_name(const FwdParams& p);
 std::string sm90_fwd_name(const FwdParams& p);
 // Whether the sm90 launch is persistent (one CTA a SM looping over tiles); benches label the launch they time.
 bool sm90_fwd_persistent(const FwdParams& p);
-// Frees what the sm90 launch layer keeps for this device (its streams' tile counters); the device's owner calls it
-// once no launch on the device can run any more.
-void sm90_fwd_release(int device);
 
 }  // namespace flashtile::cuda

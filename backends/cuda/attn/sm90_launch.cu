@@ -6,9 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "attn/fwd_params.hpp"
 #include "attn/sm90_traits.hpp"
@@ -85,56 +83,6 @@ std::string sm90_fwd_name(const FwdParams& p) {
 
 bool sm90_fwd_persistent(const FwdParams& p) {
   return sm90_persistent_launch(sm90_launch_config(p.head_dim, p.causal), p.seqlen_k);
-}
-
-namespace {
-// The tile counters, one per (device, stream) that ran a dynamic launch. Streams are keyed by cudaStreamGetId, which
-// a context never reuses, so a new stream never inherits a destroyed one's counter while its work may still run.
-struct TileCounter {
-  int device;
-  unsigned long long stream_id;
-  int* counter;
-};
-std::mutex g_counters_mutex;
-std::vector<TileCounter> g_counters;
-constexpr std::size_t kMaxTileCounters = 256;  // past this, the oldest is freed (cudaFree waits for the device)
-
-void counter_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess)
-    throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: tile counter: ") + what + ": " + cudaGetErrorString(e));
-}
-}  // namespace
-
-int* sm90_tile_counter(cudaStream_t stream) {
-  int device = 0;
-  unsigned long long id = 0;
-  counter_check(cudaGetDevice(&device), "current device");
-  counter_check(cudaStreamGetId(stream, &id), "stream id");
-  const std::lock_guard<std::mutex> lock(g_counters_mutex);
-  for (const TileCounter& c : g_counters)
-    if (c.device == device && c.stream_id == id) return c.counter;
-  if (g_counters.size() >= kMaxTileCounters) {
-    counter_check(cudaFree(g_counters.front().counter), "free");
-    g_counters.erase(g_counters.begin());
-  }
-  // cudaMalloc is refused inside another thread's global-mode stream capture unless this thread relaxes it.
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  counter_check(cudaThreadExchangeStreamCaptureMode(&mode), "capture mode");
-  int* counter = nullptr;
-  const cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&counter), sizeof(int));
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  counter_check(e, "cudaMalloc");
-  g_counters.push_back({device, id, counter});
-  return counter;
-}
-
-void sm90_fwd_release(int device) {
-  const std::lock_guard<std::mutex> lock(g_counters_mutex);
-  std::erase_if(g_counters, [&](const TileCounter& c) {
-    if (c.device != device) return false;
-    cudaFree(c.counter);  // the device is going away: nothing to report to
-    return true;
-  });
 }
 
 namespace {

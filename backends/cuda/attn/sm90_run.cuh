@@ -21,10 +21,6 @@ inline void sm90_check(cudaError_t e, const char* what) {
     throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + what + ": " + cudaGetErrorString(e));
 }
 
-// The dynamic scheduler's counter of the current device and this stream, allocated on its first use and kept until
-// sm90_fwd_release (sm90_launch.cu): launches on one stream run in order, so they can share one.
-int* sm90_tile_counter(cudaStream_t stream);
-
 // Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas).
 template <int D, typename T, bool kCausal, Sm90Kind kKind>
 void sm90_run(const FwdParams& f, int ctas_forced) {
@@ -97,8 +93,8 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
     }
   }
   const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;  // clustered: tiles and ctas are whole clusters
-  // Dynamic scheduling: the stream's counter, zeroed before the launch on its stream (concurrent calls on other
-  // streams never share one). One CTA per tile (forced here) keeps the static order.
+  // Dynamic scheduling (a counter the CTAs take tiles from) on persistent launches; one CTA per tile (forced here)
+  // keeps the static order.
   const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kL.static_max_sk;
   const long long kv_bytes = 2ll * f.seqlen_k * D * sizeof(T);
   const int group = sm90_launch_group(Sh::kL, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
@@ -108,17 +104,11 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
   p.div_group = div(p.head_group), p.div_per = div(p.head_group * p.m_blocks);
   if (grid == 0) return;
   const auto stream = static_cast<cudaStream_t>(f.stream);
-  // A launch captured into a graph gets a counter of the graph's own (allocated and freed by graph nodes): its
-  // replays may run on other streams, beside launches on this one.
-  bool captured = false;
+  // A zeroed counter for this launch alone, stream-ordered (graph replays and concurrent calls on other streams never
+  // share one). A counter kept per stream instead cost the short cells 2-3.4% (2026-12-03_h200_clean_house_ab), as
+  // the memset-free counter did (2026-12-02_h200_sm90_scheduler_counter).
   if (dynamic) {
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    sm90_check(cudaStreamIsCapturing(stream, &capture), "capture status");
-    captured = capture != cudaStreamCaptureStatusNone;
-    if (captured)
-      sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
-    else
-      p.tile_counter = sm90_tile_counter(stream);
+    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
     sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");
   }
   if (cluster > 1) {
@@ -128,7 +118,7 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
     kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, stream>>>(p);
   }
   sm90_check(cudaGetLastError(), "kernel launch");
-  if (captured) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
+  if (dynamic) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
 }
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
