@@ -1,7 +1,7 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
-// CTA per SM, CTA b works through tiles b, b + grid, ... (order: sm90_tile), or, with kDynamic, b and then the
+// CTA per SM, CTA b works through tiles b, b + grid, ... (order: Sm90Scheduler), or, with kDynamic, b and then the
 // indices its scheduler (the producer's thread) takes from the launch's atomic counter; otherwise one CTA per tile.
 // Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while
 // the consumers still finish the current one (last P·V, epilogue). kQPrefetch double-buffers Q: the next tile's Q
@@ -28,6 +28,17 @@
 
 namespace flashtile::cuda {
 
+// What the scheduler reads of the launch. The kernel's Sm90Params carries the same fields in its own places (moving
+// one would move the kernel's parameter offsets), and its scheduler reads them there: a copy into this struct made
+// ptxas emit different code (up to 128 bytes more a kernel).
+struct Sm90SchedParams {
+  int tiles, m_blocks, batch_heads, heads_q;
+  int head_group;     // tile order: 0 m-block innermost, else heads per group
+  int row_shift;      // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift, else 0
+  int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
+  tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;  // batch_heads, m_blocks, heads_q, head_group, both
+};
+
 template <typename T>
 struct Sm90Params {
   CUtensorMap q_map, k_map, v_map;  // boxes of kBlockM (Q) / kBlockN (K, V) rows x 64 columns (one 128B swizzle row)
@@ -38,15 +49,21 @@ struct Sm90Params {
   std::int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh;
   int seqlen_q, seqlen_k, heads_q, group;  // group = Hq / Hkv
   int m_blocks, batch_heads, tiles;         // tiles = m_blocks * batch_heads
-  int head_group;                           // tile order (sm90_tile): 0 m-block innermost, else heads per group
+  int head_group;                           // tile order (Sm90Scheduler): 0 m-block innermost, else heads per group
   float scale_log2;
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of kSm90Rows rows x 64 columns
   int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
   int cluster;        // this launch's cluster size (Sm90Shape::kCluster kernels; sm90_cluster_launch), else 1
   int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (whole consumers), else 0
-  // sm90_tile's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
+  // Sm90Scheduler's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
+
+  void set_sched(const Sm90SchedParams& s) {  // host: the scheduler's fields (sm90_sched_tiles, sm90_sched_order)
+    tiles = s.tiles, m_blocks = s.m_blocks, batch_heads = s.batch_heads, heads_q = s.heads_q;
+    head_group = s.head_group, row_shift = s.row_shift, tile_counter = s.tile_counter;
+    div_bh = s.div_bh, div_m = s.div_m, div_heads = s.div_heads, div_group = s.div_group, div_per = s.div_per;
+  }
 };
 
 // Staged O's buffers (Sm90Shape::kOStage): kB tiles of one consumer's rows; none otherwise.
@@ -118,46 +135,68 @@ struct Sm90Smem {
 struct Sm90Tile {
   int row0, head, batch;  // row0: the tile's first query row (< 0 with shifted rows: those rows are skipped)
 };
-// Tile t of the launch. head_group 0 (non-causal, short causal): the m-block innermost, so CTAs running together
-// share K/V in L2. head_group g > 0: (batch, head) pairs in groups of g, m-blocks outermost within a group,
-// so the longest tiles of a group go first (persistent causal launches: Sm90Config::persistent_group, or all pairs);
-// g = batch_heads hands out the longest tiles of all heads first. Causal visits m-blocks last (longest) first.
-template <bool kCausal, int M, bool kShift, typename P>
-__device__ __forceinline__ Sm90Tile sm90_tile(int t, const P& p) {
-  // Divisions by Sm90Params' fastdiv divisors: a run-time one costs ~25 instructions per use.
-  const int m_blocks = p.m_blocks, batch_heads = p.batch_heads, head_group = p.head_group;
-  int m, bh;
-  if (head_group >= batch_heads) {  // one group: kept apart, the persistent short kernel lost 2-5% without
-    m = p.div_bh.div(t);
-    bh = t - m * batch_heads;
-  } else if (head_group > 0) {
-    const int g = p.div_per.div(t), first = g * head_group, r = t - g * head_group * m_blocks;
-    const int n = min(head_group, batch_heads - first);  // the last group may be smaller
-    m = n == head_group ? p.div_group.div(r) : r / n;
-    bh = first + r - m * n;
-  } else {
-    bh = p.div_m.div(t);
-    m = t - bh * m_blocks;
-  }
-  if (kCausal) m = m_blocks - 1 - m;
-  const int batch = p.div_heads.div(bh);
-  return {m * M - (kShift ? p.row_shift : 0), bh - batch * p.heads_q, batch};
-}
 
-// The scheduler role of kDynamic builds (the producer's thread). The tile after t: the launch's next index from its
-// counter (one CTA per tile, no counter: t + grid). The atomic's result is awaited only where it is used.
-__device__ __forceinline__ int sm90_next_tile(int t, int* counter) {
-  return counter != nullptr ? atomicAdd(counter, 1) + static_cast<int>(gridDim.x) : t + static_cast<int>(gridDim.x);
-}
-// After the CTA's last tile (j tiles done): index `tiles` in slot j and a plain arrive on q_full (no load) stop the
-// consumers, once they have released Q buffer j's last use.
-template <int kQBufs>
-__device__ __forceinline__ void sm90_sched_stop(tile::mbarrier* q_empty, tile::mbarrier* q_full, int* slots, int j,
-                                                int tiles) {
-  tile::wait(q_empty[j % kQBufs], ((j / kQBufs) & 1) ^ 1);
-  slots[j & 1] = tiles;
-  tile::arrive(q_full[j % kQBufs]);
-}
+// The scheduler role: which tiles a CTA works on, in which order. Persistent launches (one CTA per SM): CTA b takes
+// tiles b, b + grid, ..., or, with kDynamic, b and then the indices its producer thread takes from the launch's
+// atomic counter and hands to the consumers through sm.sched; otherwise one CTA per tile.
+template <typename Sh, bool kCausal, typename P = Sm90SchedParams>
+struct Sm90Scheduler {
+  const P& p;  // Sm90SchedParams' fields
+
+  // Tile t of the launch. head_group 0 (non-causal, short causal): the m-block innermost, so CTAs running together
+  // share K/V in L2. head_group g > 0: (batch, head) pairs in groups of g, m-blocks outermost within a group,
+  // so the longest tiles of a group go first (persistent causal launches: Sm90Config::persistent_group, or all
+  // pairs); g = batch_heads hands out the longest tiles of all heads first. Causal visits m-blocks last (longest)
+  // first.
+  __device__ __forceinline__ Sm90Tile tile(int t) const {
+    // Divisions by fastdiv divisors: a run-time one costs ~25 instructions per use.
+    const int m_blocks = p.m_blocks, batch_heads = p.batch_heads, head_group = p.head_group;
+    int m, bh;
+    if (head_group >= batch_heads) {  // one group: kept apart, the persistent short kernel lost 2-5% without
+      m = p.div_bh.div(t);
+      bh = t - m * batch_heads;
+    } else if (head_group > 0) {
+      const int g = p.div_per.div(t), first = g * head_group, r = t - g * head_group * m_blocks;
+      const int n = min(head_group, batch_heads - first);  // the last group may be smaller
+      m = n == head_group ? p.div_group.div(r) : r / n;
+      bh = first + r - m * n;
+    } else {
+      bh = p.div_m.div(t);
+      m = t - bh * m_blocks;
+    }
+    if (kCausal) m = m_blocks - 1 - m;
+    const int batch = p.div_heads.div(bh);
+    return {m * Sh::kBlockM - (Sh::kShiftRows ? p.row_shift : 0), bh - batch * p.heads_q, batch};
+  }
+
+  // kDynamic, the producer's thread: the tile after t, the launch's next index from its counter (one CTA per tile,
+  // no counter: t + grid). The atomic's result is awaited only where it is used.
+  __device__ __forceinline__ int next(int t) const {
+    return p.tile_counter != nullptr ? atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x)
+                                     : t + static_cast<int>(gridDim.x);
+  }
+  // kDynamic, the producer's thread: tile t is the CTA's j-th with keys; written before its Q load's arrive on
+  // q_full, whose wait makes it visible to the consumers.
+  template <typename Smem>
+  __device__ __forceinline__ void publish(Smem& sm, int j, int t) const {
+    if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
+  }
+  // kDynamic, the producer's thread, after the CTA's last tile (j tiles done): index `tiles` in slot j and a plain
+  // arrive on q_full (no load) stop the consumers, once they have released Q buffer j's last use.
+  template <typename Smem>
+  __device__ __forceinline__ void stop(Smem& sm, int j) const {
+    tile::wait(sm.q_empty[j % Sh::kQBufs], ((j / Sh::kQBufs) & 1) ^ 1);
+    sm.sched[j & 1] = p.tiles;
+    tile::arrive(sm.q_full[j % Sh::kQBufs]);
+  }
+  // kDynamic, the consumers: the CTA's j-th tile with keys, once its Q landed; warp_uniform, as it feeds the wgmma
+  // descriptors.
+  template <typename Smem>
+  __device__ __forceinline__ int take(Smem& sm, int j) const {
+    tile::wait(sm.q_full[j % Sh::kQBufs], (j / Sh::kQBufs) & 1);
+    return tile::warp_uniform(sm.sched[j & 1]);
+  }
+};
 
 // Number of keys (from key 0) that query rows before row_end see.
 template <bool kCausal>
@@ -529,10 +568,11 @@ __device__ __forceinline__ int sm90_cluster(const P& p) {
 }
 
 // The producer role (one thread of the producer warpgroup): Q and the K/V blocks of this CTA's tiles by TMA, each
-// into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler (the
-// tile indices in sm.sched).
-template <typename Smem, typename T, typename TileOf, typename BlocksOf>
-__device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, TileOf&& tile_of, BlocksOf&& blocks_of) {
+// into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler's
+// hand-out (the tile indices in sm.sched).
+template <typename Smem, typename T, typename Sched, typename BlocksOf>
+__device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, const Sched& sched,
+                                             BlocksOf&& blocks_of) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages, D = Sh::kHeadDim;
@@ -552,14 +592,14 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
   unsigned kv = 0;  // unsigned: see the consumers' wait_k
   int j = 0, tn = 0;
   for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
-    if constexpr (Sh::kDynamic) tn = sm90_next_tile(t, p.tile_counter);
-    const Sm90Tile tt = tile_of(t);
+    if constexpr (Sh::kDynamic) tn = sched.next(t);
+    const Sm90Tile tt = sched.tile(t);
     const int n_blocks = blocks_of(tt);
     if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
     const int qb = j % Sh::kQBufs;
     if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
     tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
-    if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
+    sched.publish(sm, j, t);
     tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
     tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, tt.batch);
     // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
@@ -571,7 +611,7 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
     kv += n_blocks;
     ++j;
   }
-  if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
+  if constexpr (Sh::kDynamic) sched.stop(sm, j);
 }
 
 template <int D, typename T, bool kCausal, Sm90Kind kKind>
@@ -586,7 +626,8 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warp_uniform(tl::warpgroup::index());
-  auto tile_of = [&](int t) { return sm90_tile<kCausal, M, Sh::kShiftRows>(t, p); };
+  const Sm90Scheduler<Sh, kCausal, Sm90Params<T>> sched{p};
+  auto tile_of = [&](int t) { return sched.tile(t); };
   auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
 
   const int cluster = sm90_cluster<Sh>(p);
@@ -595,7 +636,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
 
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
     tl::setmaxnreg_dec<Sh::kProducerRegs>();
-    if (threadIdx.x == 0) sm90_produce(sm, p, tile_of, blocks_of);
+    if (threadIdx.x == 0) sm90_produce(sm, p, sched, blocks_of);
     if constexpr (Sh::kOStage) if (threadIdx.x == 32 && p.o_tma) sm90_store_staged_o(sm, &p.o_map);
     return;
   }
@@ -659,9 +700,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     tl::commit();
   };
   unsigned kv = 0;  // ring position of this tile's first block
-  // kDynamic: the scheduler's tile j, from shared memory; warp_uniform, as it feeds the wgmma descriptors.
-  auto take = [&](int j) { wait_q(j); return tl::warp_uniform(sm.sched[j & 1]); };
-  int t = Sh::kDynamic ? take(0) : next(blockIdx.x);
+  int t = Sh::kDynamic ? sched.take(sm, 0) : next(blockIdx.x);
   for (; t < p.tiles; ++j) {
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = tile_of(t);
@@ -752,7 +791,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     kv += n_blocks;
     epilogue(t, tt, sfx.row_l(l_acc), sfx.m_use, qb);
     if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
-    t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
+    t = Sh::kDynamic ? sched.take(sm, j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j, p.seqlen_q);
   // Stay until the peer's last releases reached this CTA (exited producer threads count as arrived).
