@@ -474,6 +474,40 @@ struct Sm90Epilogue {
     tl::arrive(sm.o_full[b]);
   }
 
+  // Tile t (tt: sched.tile(t), which causal kernels keep): O / l and LSE from o_acc, l (kLazy < 4: the lanes'
+  // parts) and m_use. O through Q buffer qb and TMA, or staged as the CTA's use-th tile with keys, where built so
+  // (qb < 0: tiles without keys, whose Q was never loaded).
+  template <typename Sched, typename Smem>
+  __device__ __forceinline__ void store(const Sched& sched, int t, const Sm90Tile& tt, Smem& sm, int qb, int use,
+                                        tile::rt_fl<16, D>& o_acc, tile::rv_fl_rows<16> l,
+                                        const tile::rv_fl_rows<16>& m_use) const {
+    namespace tl = flashtile::tile;
+    tl::rv_fl_rows<16> inv_l;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
+      inv_l.v[0][i] = l.v[0][i] == 0.0f ? 0.0f : 1.0f / l.v[0][i];  // == 0, not > 0: NaN in l stays NaN
+    }
+    // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
+    const Sm90Tile et = Sched::kCausal ? tt : sched.tile(t);
+    const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
+    const int valid = p.seqlen_q - row0;
+    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
+    if constexpr (Sh::kOTma) if (via_tma) store_tma(et, sm.q[qb], o_acc, inv_l);
+    if constexpr (Sh::kOStage) if (via_tma) stage(&et, sm, use, o_acc, inv_l);
+    if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
+    T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
+    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
+    if (p.lse != nullptr && (lane & 3) == 0) {
+      float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = row0 + (lane >> 2) + 8 * i;
+        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
+      }
+    }
+  }
+
   // kOStage, after the consumer's last tile: its stop record for the storer.
   template <typename Smem>
   __device__ __forceinline__ void stop(Smem& sm, int use, tile::rt_fl<16, D>& o) const {
@@ -601,35 +635,11 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
   int j = 0;  // this CTA's tiles with keys so far (Q buffer and phase; kOStage: O buffer uses)
   int band = c * kSm90Rows;  // this consumer's rows of the tile's Q buffer (sm90_q_band)
   const Sm90Epilogue<Sh, T, Sm90Params<T>> epi{p, c, w, lane};
-  // Epilogue of tile t (tt: sched.tile(t)) for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and
-  // LSE (natural log); O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never
-  // loaded). Still a lambda: as an Sm90Epilogue member (tile, j and l passed in every form tried) the staged kernels'
-  // loop counters came out in another order, and ptxas's code with them.
+  // A lambda around Sm90Epilogue::store that holds j only where staged O uses it: without it the staged kernels' loop
+  // counters came out in another order (and their SASS with them), with j always in it the others' did.
   auto epilogue = [&](int t, const Sm90Tile& tt, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
-    tl::rv_fl_rows<16> inv_l;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
-      inv_l.v[0][i] = l.v[0][i] == 0.0f ? 0.0f : 1.0f / l.v[0][i];  // == 0, not > 0: NaN in l stays NaN
-    }
-    // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
-    const Sm90Tile et = kCausal ? tt : sched.tile(t);
-    const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
-    const int valid = p.seqlen_q - row0;
-    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
-    if constexpr (Sh::kOTma) if (via_tma) epi.store_tma(et, sm.q[qb], o_acc, inv_l);
-    if constexpr (Sh::kOStage) if (via_tma) epi.stage(&et, sm, j, o_acc, inv_l);
-    if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
-    T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
-    if (p.lse != nullptr && (lane & 3) == 0) {
-      float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
-      }
-    }
+    if constexpr (Sh::kOStage) epi.store(sched, t, tt, sm, qb, j, o_acc, l, m_use);
+    else epi.store(sched, t, tt, sm, qb, 0, o_acc, l, m_use);
   };
   // Tiles whose rows see no key (only causal with Sq > Sk has them) get O = 0 and LSE = -inf up front; producer and
   // loop skip them. Elsewhere neither scan runs: each would cost every tile its index divisions again.

@@ -25,8 +25,9 @@ struct Sm90SchedParams {
 // The scheduler role: which tiles a CTA works on, in which order. Persistent launches (one CTA per SM): CTA b takes
 // tiles b, b + grid, ..., or, with kDynamic, b and then the indices its producer thread takes from the launch's
 // atomic counter and hands to the consumers through sm.sched; otherwise one CTA per tile.
-template <typename Sh, bool kCausal, typename P = Sm90SchedParams>
+template <typename Sh, bool kCausal_, typename P = Sm90SchedParams>
 struct Sm90Scheduler {
+  static constexpr bool kCausal = kCausal_;
   const P& p;  // Sm90SchedParams' fields
 
   // Tile t of the launch. head_group 0 (non-causal, short causal): the m-block innermost, so CTAs running together
@@ -50,7 +51,7 @@ struct Sm90Scheduler {
       bh = p.div_m.div(t);
       m = t - bh * m_blocks;
     }
-    if (kCausal) m = m_blocks - 1 - m;
+    if (kCausal_) m = m_blocks - 1 - m;
     const int batch = p.div_heads.div(bh);
     return {m * Sh::kBlockM - (Sh::kShiftRows ? p.row_shift : 0), bh - batch * p.heads_q, batch};
   }
