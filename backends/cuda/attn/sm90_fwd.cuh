@@ -1,7 +1,7 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
 // Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
-// CTA per SM, CTA b works through tiles b, b + grid, ... (order: sm90_tile), or, with kDynamic, b and then the
+// CTA per SM, CTA b works through tiles b, b + grid, ... (order: Sm90Scheduler), or, with kDynamic, b and then the
 // indices its scheduler (the producer's thread) takes from the launch's atomic counter; otherwise one CTA per tile.
 // Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while
 // the consumers still finish the current one (last P·V, epilogue). kQPrefetch double-buffers Q: the next tile's Q
@@ -17,12 +17,13 @@
 //    P·V; optionally pingpong (sm90_traits.hpp). kNarrow: a consumer's first block runs only as wide as its rows need
 //    it (sm90_first_cols).
 //  - epilogue (consumers): O / l to global with predicated 4-byte stores (rows >= Sq are never written); or, in kOStage builds, into O buffers of
-//    their own that a storer thread of the producer warpgroup writes out by TMA (sm90_stage_o); or, in kOTma builds,
+//    their own that a storer thread of the producer warpgroup writes out by TMA (Sm90Epilogue::stage); or, in kOTma builds,
 //    through the tile's own Q buffer and one TMA store per consumer (the producer's next Q load waits for it); LSE in
 //    natural log.
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
 #pragma once
 
+#include "attn/sm90_sched.cuh"
 #include "attn/sm90_traits.hpp"
 #include "tile/tile.cuh"
 
@@ -38,15 +39,21 @@ struct Sm90Params {
   std::int64_t q_sb, q_ss, q_sh, k_sb, k_ss, k_sh;
   int seqlen_q, seqlen_k, heads_q, group;  // group = Hq / Hkv
   int m_blocks, batch_heads, tiles;         // tiles = m_blocks * batch_heads
-  int head_group;                           // tile order (sm90_tile): 0 m-block innermost, else heads per group
+  int head_group;                           // tile order (Sm90Scheduler): 0 m-block innermost, else heads per group
   float scale_log2;
   int o_tma;          // Sm90Shape::kOTma builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of kSm90Rows rows x 64 columns
   int* tile_counter;  // Sm90Shape::kDynamic persistent launches: the launch's next tile index (zeroed), else null
   int cluster;        // this launch's cluster size (Sm90Shape::kCluster kernels; sm90_cluster_launch), else 1
   int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (whole consumers), else 0
-  // sm90_tile's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
+  // Sm90Scheduler's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
+
+  void set_sched(const Sm90SchedParams& s) {  // host: the scheduler's fields (sm90_sched_tiles, sm90_sched_order)
+    tiles = s.tiles, m_blocks = s.m_blocks, batch_heads = s.batch_heads, heads_q = s.heads_q;
+    head_group = s.head_group, row_shift = s.row_shift, tile_counter = s.tile_counter;
+    div_bh = s.div_bh, div_m = s.div_m, div_heads = s.div_heads, div_group = s.div_group, div_per = s.div_per;
+  }
 };
 
 // Staged O's buffers (Sm90Shape::kOStage): kB tiles of one consumer's rows; none otherwise.
@@ -114,50 +121,6 @@ struct Sm90Smem {
     tile::fence_barrier_init();
   }
 };
-
-struct Sm90Tile {
-  int row0, head, batch;  // row0: the tile's first query row (< 0 with shifted rows: those rows are skipped)
-};
-// Tile t of the launch. head_group 0 (non-causal, short causal): the m-block innermost, so CTAs running together
-// share K/V in L2. head_group g > 0: (batch, head) pairs in groups of g, m-blocks outermost within a group,
-// so the longest tiles of a group go first (persistent causal launches: Sm90Config::persistent_group, or all pairs);
-// g = batch_heads hands out the longest tiles of all heads first. Causal visits m-blocks last (longest) first.
-template <bool kCausal, int M, bool kShift, typename P>
-__device__ __forceinline__ Sm90Tile sm90_tile(int t, const P& p) {
-  // Divisions by Sm90Params' fastdiv divisors: a run-time one costs ~25 instructions per use.
-  const int m_blocks = p.m_blocks, batch_heads = p.batch_heads, head_group = p.head_group;
-  int m, bh;
-  if (head_group >= batch_heads) {  // one group: kept apart, the persistent short kernel lost 2-5% without
-    m = p.div_bh.div(t);
-    bh = t - m * batch_heads;
-  } else if (head_group > 0) {
-    const int g = p.div_per.div(t), first = g * head_group, r = t - g * head_group * m_blocks;
-    const int n = min(head_group, batch_heads - first);  // the last group may be smaller
-    m = n == head_group ? p.div_group.div(r) : r / n;
-    bh = first + r - m * n;
-  } else {
-    bh = p.div_m.div(t);
-    m = t - bh * m_blocks;
-  }
-  if (kCausal) m = m_blocks - 1 - m;
-  const int batch = p.div_heads.div(bh);
-  return {m * M - (kShift ? p.row_shift : 0), bh - batch * p.heads_q, batch};
-}
-
-// The scheduler role of kDynamic builds (the producer's thread). The tile after t: the launch's next index from its
-// counter (one CTA per tile, no counter: t + grid). The atomic's result is awaited only where it is used.
-__device__ __forceinline__ int sm90_next_tile(int t, int* counter) {
-  return counter != nullptr ? atomicAdd(counter, 1) + static_cast<int>(gridDim.x) : t + static_cast<int>(gridDim.x);
-}
-// After the CTA's last tile (j tiles done): index `tiles` in slot j and a plain arrive on q_full (no load) stop the
-// consumers, once they have released Q buffer j's last use.
-template <int kQBufs>
-__device__ __forceinline__ void sm90_sched_stop(tile::mbarrier* q_empty, tile::mbarrier* q_full, int* slots, int j,
-                                                int tiles) {
-  tile::wait(q_empty[j % kQBufs], ((j / kQBufs) & 1) ^ 1);
-  slots[j & 1] = tiles;
-  tile::arrive(q_full[j % kQBufs]);
-}
 
 // Number of keys (from key 0) that query rows before row_end see.
 template <bool kCausal>
@@ -410,17 +373,6 @@ struct Sm90Softmax {
   }
 };
 
-// O / l of one warp's 16 rows into shared tile rows r0.., for the copy engine (kOTma, kOStage): the tile's last P·V
-// is complete, so O's registers are free to scale in place; then the generic-proxy writes are fenced for the async
-// proxy that reads them.
-template <typename TS, int SR, int D>
-__device__ __forceinline__ void sm90_scale_to_smem(tile::st<TS, SR, D>& dst, int r0, tile::rt_fl<16, D>& o,
-                                                   const tile::rv_fl_rows<16>& inv_l) {
-  tile::mul_row(o, o, inv_l);
-  tile::store(dst, o, r0, 0);
-  tile::fence_proxy_async();
-}
-
 // The band of kSm90Rows rows of a tile's Q buffer that consumer c of C reads (and stages O in). With shifted rows
 // (Sm90Shape::kShiftRows) Q loads from row max(row0, 0): TMA coordinates stay >= 0 (a negative one stopped the kernel
 // with an illegal instruction). So in a tile that starts k bands before row 0, consumer c's rows
@@ -441,58 +393,128 @@ __device__ __forceinline__ int sm90_o_row(int row0, int sq) {
   return kShift && row0 < 0 ? sq : row0;
 }
 
-// O of one consumer's rows through shared memory and one TMA store (Sm90Shape::kOTma), for all threads of the
-// consumer. staging: the tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these
-// rows: its band). Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer
-// reuse them.
-template <typename Sh, typename T>
-__device__ __forceinline__ void sm90_store_o_tma(const CUtensorMap* o_map,
-                                                 tile::st<T, Sh::kBlockM, Sh::kHeadDim>& staging, int c, int w,
-                                                 tile::rt_fl<16, Sh::kHeadDim>& o, const tile::rv_fl_rows<16>& inv_l,
-                                                 const Sm90Tile& et, int sq) {
-  namespace tl = flashtile::tile;
-  constexpr int M = Sh::kBlockM;
-  const int band = Sh::kShiftRows ? sm90_q_band<Sh::kConsumers>(et.row0, c) : c * kSm90Rows;
-  const int grow = sm90_o_row<Sh::kShiftRows>(et.row0 + c * kSm90Rows, sq);
-  sm90_scale_to_smem(staging, band + w * 16, o, inv_l);
-  // One barrier per consumer (Sm90Bar): a shared id would let the threads of two consumers pass together before this
-  // consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas reserve all 16; a three-way
-  // choice at d256 once spilled 28-40 bytes). Three (d64's Q-prefetch kernel): a runtime id, where the constant
-  // three-way choice spilled 16 bytes.
-  if constexpr (M > 2 * kSm90Rows) tl::named_sync(kSm90BarOStore0 + c, kSm90WgThreads);
-  else if (c == 0) tl::named_sync(kSm90BarOStore0, kSm90WgThreads);
-  else tl::named_sync(kSm90BarOStore0 + 1, kSm90WgThreads);
-  if (tl::warpgroup::thread() == 0) {
-    tl::store_async(o_map, staging, grow, et.head, et.batch, band);
-    tl::store_commit();
-    tl::store_wait<0>();
-  }
-}
+// What the epilogue reads of the launch. The kernel reads these fields where its Sm90Params keeps them (as with
+// Sm90SchedParams: a copy changed the code).
+template <typename T>
+struct Sm90EpiParams {
+  T* o;
+  float* lse;  // [B, Hq, Sq] or null
+  std::int64_t o_sb, o_ss, o_sh;
+  int seqlen_q, heads_q;
+  int o_tma;          // Sm90Shape::kOTma / kOStage builds: 1 when O is TMA-addressable (o_map), else direct stores
+  CUtensorMap o_map;  // boxes of kSm90Rows rows x 64 columns
+};
 
-// Staged O (Sm90Shape::kOStage), consumer side, all threads of consumer c: O / l into this consumer's buffer (or
-// the shared one, taken in consumer order) for the CTA's use-th tile with keys, then a hand-over to the storer. et
-// null: the stop record after the consumer's last tile (o unused).
-template <typename Smem, int D>
-__device__ __forceinline__ void sm90_stage_o(Smem& sm, int c, int w, tile::rt_fl<16, D>& o,
-                                             const tile::rv_fl_rows<16>& inv_l, const Sm90Tile* et, int use, int sq) {
-  namespace tl = flashtile::tile;
-  using Sh = typename Smem::Sh;
-  const int row = et != nullptr ? sm90_o_row<Sh::kShiftRows>(et->row0 + c * kSm90Rows, sq) : -1, head = et ? et->head : 0,
-            batch = et ? et->batch : 0;
-  const int b = Sh::kOBufs == 1 ? 0 : c;
-  // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
-  // alias: with one buffer per consumer, phase use - 1 (the first use is free); with a shared one, the store of the
-  // previous consumer in turn (consumer 0's first use is free).
-  const bool free_first = Sh::kOBufs != 1 || c == 0;
-  tl::wait(sm.o_empty[c], (use & 1) ^ (free_first ? 1 : 0));
-  if (row >= 0) sm90_scale_to_smem(sm.o.buf[b], w * 16, o, inv_l);
-  if (tl::warpgroup::thread() == 0) {
-    sm.o_dst[b][0] = row;
-    sm.o_dst[b][1] = head;
-    sm.o_dst[b][2] = batch;
+// The epilogue role, for the 16 rows of warp w of consumer c: O / l (0 where l = 0, rows that saw no key) and LSE
+// (natural log); O with predicated 4-byte stores (rows >= Sq never written), or through shared memory and the copy
+// engine where built so (kOTma: the tile's own Q buffer and one TMA store a consumer; kOStage: O buffers that the
+// storer, sm90_store_staged_o, writes out).
+template <typename Sh, typename T, typename P = Sm90EpiParams<T>>
+struct Sm90Epilogue {
+  static constexpr int D = Sh::kHeadDim;
+  const P& p;  // Sm90EpiParams' fields
+  int c, w, lane;  // this thread's consumer, its warp in it and its lane (the kernel's: a lane_id() of its own here
+                   // changed the causal kernels' code)
+
+  // O / l of the warp's rows into shared tile rows r0.., for the copy engine: the tile's last P·V is complete, so O's
+  // registers are free to scale in place; then the generic-proxy writes are fenced for the async proxy that reads
+  // them.
+  template <typename TS, int SR>
+  __device__ __forceinline__ static void to_smem(tile::st<TS, SR, D>& dst, int r0, tile::rt_fl<16, D>& o,
+                                                 const tile::rv_fl_rows<16>& inv_l) {
+    tile::mul_row(o, o, inv_l);
+    tile::store(dst, o, r0, 0);
+    tile::fence_proxy_async();
   }
-  tl::arrive(sm.o_full[b]);
-}
+
+  // kOTma, all threads of the consumer: O of its rows of tile et through staging and one TMA store. staging: the
+  // tile's Q buffer, free once its last Q·Kᵀ completed (only this consumer's wgmmas read these rows: its band).
+  // Thread 0 returns after the copy engine has read them, so its q_empty arrival lets the producer reuse them.
+  __device__ __forceinline__ void store_tma(const Sm90Tile& et, tile::st<T, Sh::kBlockM, D>& staging,
+                                            tile::rt_fl<16, D>& o, const tile::rv_fl_rows<16>& inv_l) const {
+    namespace tl = flashtile::tile;
+    const int band = Sh::kShiftRows ? sm90_q_band<Sh::kConsumers>(et.row0, c) : c * kSm90Rows;
+    const int grow = sm90_o_row<Sh::kShiftRows>(et.row0 + c * kSm90Rows, p.seqlen_q);
+    to_smem(staging, band + w * 16, o, inv_l);
+    // One barrier per consumer (Sm90Bar): a shared id would let the threads of two consumers pass together before
+    // this consumer's rows are written. Two consumers: constant ids (a runtime id makes ptxas reserve all 16; a
+    // three-way choice at d256 once spilled 28-40 bytes). Three (d64's Q-prefetch kernel): a runtime id, where the
+    // constant three-way choice spilled 16 bytes.
+    if constexpr (Sh::kBlockM > 2 * kSm90Rows) tl::named_sync(kSm90BarOStore0 + c, kSm90WgThreads);
+    else if (c == 0) tl::named_sync(kSm90BarOStore0, kSm90WgThreads);
+    else tl::named_sync(kSm90BarOStore0 + 1, kSm90WgThreads);
+    if (tl::warpgroup::thread() == 0) {
+      tl::store_async(&p.o_map, staging, grow, et.head, et.batch, band);
+      tl::store_commit();
+      tl::store_wait<0>();
+    }
+  }
+
+  // kOStage, all threads of the consumer: O / l of its rows of tile et into its buffer (or the shared one, taken in
+  // consumer order) for the CTA's use-th tile with keys, then a hand-over to the storer. et null: the stop record
+  // after the consumer's last tile (o unused).
+  template <typename Smem>
+  __device__ __forceinline__ void stage(const Sm90Tile* et, Smem& sm, int use, tile::rt_fl<16, D>& o,
+                                        const tile::rv_fl_rows<16>& inv_l) const {
+    namespace tl = flashtile::tile;
+    const int row = et != nullptr ? sm90_o_row<Sh::kShiftRows>(et->row0 + c * kSm90Rows, p.seqlen_q) : -1,
+              head = et ? et->head : 0, batch = et ? et->batch : 0;
+    const int b = Sh::kOBufs == 1 ? 0 : c;
+    // Each wait is for the phase right after the one this consumer's previous wait saw complete, so parity cannot
+    // alias: with one buffer per consumer, phase use - 1 (the first use is free); with a shared one, the store of the
+    // previous consumer in turn (consumer 0's first use is free).
+    const bool free_first = Sh::kOBufs != 1 || c == 0;
+    tl::wait(sm.o_empty[c], (use & 1) ^ (free_first ? 1 : 0));
+    if (row >= 0) to_smem(sm.o.buf[b], w * 16, o, inv_l);
+    if (tl::warpgroup::thread() == 0) {
+      sm.o_dst[b][0] = row;
+      sm.o_dst[b][1] = head;
+      sm.o_dst[b][2] = batch;
+    }
+    tl::arrive(sm.o_full[b]);
+  }
+
+  // Tile t (tt: sched.tile(t), which causal kernels keep): O / l and LSE from o_acc, l (kLazy < 4: the lanes'
+  // parts) and m_use. O through Q buffer qb and TMA, or staged as the CTA's use-th tile with keys, where built so
+  // (qb < 0: tiles without keys, whose Q was never loaded).
+  template <typename Sched, typename Smem>
+  __device__ __forceinline__ void store(const Sched& sched, int t, const Sm90Tile& tt, Smem& sm, int qb, int use,
+                                        tile::rt_fl<16, D>& o_acc, tile::rv_fl_rows<16> l,
+                                        const tile::rv_fl_rows<16>& m_use) const {
+    namespace tl = flashtile::tile;
+    tl::rv_fl_rows<16> inv_l;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
+      inv_l.v[0][i] = l.v[0][i] == 0.0f ? 0.0f : 1.0f / l.v[0][i];  // == 0, not > 0: NaN in l stays NaN
+    }
+    // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
+    const Sm90Tile et = Sched::kCausal ? tt : sched.tile(t);
+    const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
+    const int valid = p.seqlen_q - row0;
+    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
+    if constexpr (Sh::kOTma) if (via_tma) store_tma(et, sm.q[qb], o_acc, inv_l);
+    if constexpr (Sh::kOStage) if (via_tma) stage(&et, sm, use, o_acc, inv_l);
+    if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
+    T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
+    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
+    if (p.lse != nullptr && (lane & 3) == 0) {
+      float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int r = row0 + (lane >> 2) + 8 * i;
+        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
+      }
+    }
+  }
+
+  // kOStage, after the consumer's last tile: its stop record for the storer.
+  template <typename Smem>
+  __device__ __forceinline__ void stop(Smem& sm, int use, tile::rt_fl<16, D>& o) const {
+    if (p.o_tma) stage(nullptr, sm, use, o, tile::rv_fl_rows<16>{});
+  }
+};
+
 // O (+)= P·V of ring stage st (acc false: O = P·V); kLazy 4 also l (+)= P's row sums, from the same wgmmas against
 // the ones tile (tile::mma_AB_rowsum).
 template <typename Smem, int D, typename P>
@@ -529,10 +551,11 @@ __device__ __forceinline__ int sm90_cluster(const P& p) {
 }
 
 // The producer role (one thread of the producer warpgroup): Q and the K/V blocks of this CTA's tiles by TMA, each
-// into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler (the
-// tile indices in sm.sched).
-template <typename Smem, typename T, typename TileOf, typename BlocksOf>
-__device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, TileOf&& tile_of, BlocksOf&& blocks_of) {
+// into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler's
+// hand-out (the tile indices in sm.sched).
+template <typename Smem, typename T, typename Sched, typename BlocksOf>
+__device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, const Sched& sched,
+                                             BlocksOf&& blocks_of) {
   namespace tl = flashtile::tile;
   using Sh = typename Smem::Sh;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages, D = Sh::kHeadDim;
@@ -552,14 +575,14 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
   unsigned kv = 0;  // unsigned: see the consumers' wait_k
   int j = 0, tn = 0;
   for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
-    if constexpr (Sh::kDynamic) tn = sm90_next_tile(t, p.tile_counter);
-    const Sm90Tile tt = tile_of(t);
+    if constexpr (Sh::kDynamic) tn = sched.next(t);
+    const Sm90Tile tt = sched.tile(t);
     const int n_blocks = blocks_of(tt);
     if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
     const int qb = j % Sh::kQBufs;
     if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
     tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
-    if constexpr (Sh::kDynamic) sm.sched[j & 1] = t;
+    sched.publish(sm, j, t);
     tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
     tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, tt.batch);
     // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
@@ -571,7 +594,7 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, T
     kv += n_blocks;
     ++j;
   }
-  if constexpr (Sh::kDynamic) sm90_sched_stop<Sh::kQBufs>(sm.q_empty, sm.q_full, sm.sched, j, p.tiles);
+  if constexpr (Sh::kDynamic) sched.stop(sm, j);
 }
 
 template <int D, typename T, bool kCausal, Sm90Kind kKind>
@@ -586,7 +609,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warp_uniform(tl::warpgroup::index());
-  auto tile_of = [&](int t) { return sm90_tile<kCausal, M, Sh::kShiftRows>(t, p); };
+  const Sm90Scheduler<Sh, kCausal, Sm90Params<T>> sched{p};
   auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
 
   const int cluster = sm90_cluster<Sh>(p);
@@ -595,7 +618,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
 
   if (wg == 0) {  // ---------------------------------------------------------------------------------- producer
     tl::setmaxnreg_dec<Sh::kProducerRegs>();
-    if (threadIdx.x == 0) sm90_produce(sm, p, tile_of, blocks_of);
+    if (threadIdx.x == 0) sm90_produce(sm, p, sched, blocks_of);
     if constexpr (Sh::kOStage) if (threadIdx.x == 32 && p.o_tma) sm90_store_staged_o(sm, &p.o_map);
     return;
   }
@@ -611,42 +634,21 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
   tl::zero(o_acc);
   int j = 0;  // this CTA's tiles with keys so far (Q buffer and phase; kOStage: O buffer uses)
   int band = c * kSm90Rows;  // this consumer's rows of the tile's Q buffer (sm90_q_band)
-  // Epilogue of tile t (tt: tile_of(t)) for this warp's 16 rows: O / l (0 where l = 0, rows that saw no key) and LSE
-  // (natural log); O through Q buffer qb and TMA where built so (qb < 0: tiles without keys, whose Q was never loaded).
+  const Sm90Epilogue<Sh, T, Sm90Params<T>> epi{p, c, w, lane};
+  // A lambda around Sm90Epilogue::store that holds j only where staged O uses it: without it the staged kernels' loop
+  // counters came out in another order (and their SASS with them), with j always in it the others' did.
   auto epilogue = [&](int t, const Sm90Tile& tt, tl::rv_fl_rows<16> l, const tl::rv_fl_rows<16>& m_use, int qb) {
-    tl::rv_fl_rows<16> inv_l;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      if constexpr (Sh::kLazy < 4) l.v[0][i] = tl::quad_sum(l.v[0][i]);  // the lanes' parts (kLazy 4: whole sums)
-      inv_l.v[0][i] = l.v[0][i] == 0.0f ? 0.0f : 1.0f / l.v[0][i];  // == 0, not > 0: NaN in l stays NaN
-    }
-    // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
-    const Sm90Tile et = kCausal ? tt : tile_of(t);
-    const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
-    const int valid = p.seqlen_q - row0;
-    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
-    if constexpr (Sh::kOTma) if (via_tma) sm90_store_o_tma<Sh>(&p.o_map, sm.q[qb], c, w, o_acc, inv_l, et, p.seqlen_q);
-    if constexpr (Sh::kOStage) if (via_tma) sm90_stage_o(sm, c, w, o_acc, inv_l, &et, j, p.seqlen_q);
-    if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
-    T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
-    if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
-    if (p.lse != nullptr && (lane & 3) == 0) {
-      float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
-      }
-    }
+    if constexpr (Sh::kOStage) epi.store(sched, t, tt, sm, qb, j, o_acc, l, m_use);
+    else epi.store(sched, t, tt, sm, qb, 0, o_acc, l, m_use);
   };
   // Tiles whose rows see no key (only causal with Sq > Sk has them) get O = 0 and LSE = -inf up front; producer and
   // loop skip them. Elsewhere neither scan runs: each would cost every tile its index divisions again.
   const bool keyless = kCausal && p.seqlen_q > p.seqlen_k;
   if (keyless)
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
-      if (const Sm90Tile u = tile_of(t); blocks_of(u) == 0) epilogue(t, u, {}, {}, -1);
+      if (const Sm90Tile u = sched.tile(t); blocks_of(u) == 0) epilogue(t, u, {}, {}, -1);
   auto next = [&](int t) {  // this CTA's next tile with keys, from t on
-    while (keyless && t < p.tiles && blocks_of(tile_of(t)) == 0) t += gridDim.x;
+    while (keyless && t < p.tiles && blocks_of(sched.tile(t)) == 0) t += gridDim.x;
     return t;
   };
   // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas. g: ring
@@ -659,12 +661,10 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     tl::commit();
   };
   unsigned kv = 0;  // ring position of this tile's first block
-  // kDynamic: the scheduler's tile j, from shared memory; warp_uniform, as it feeds the wgmma descriptors.
-  auto take = [&](int j) { wait_q(j); return tl::warp_uniform(sm.sched[j & 1]); };
-  int t = Sh::kDynamic ? take(0) : next(blockIdx.x);
+  int t = Sh::kDynamic ? sched.take(sm, 0) : next(blockIdx.x);
   for (; t < p.tiles; ++j) {
     const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
-    const Sm90Tile tt = tile_of(t);
+    const Sm90Tile tt = sched.tile(t);
     const int n_all = blocks_of(tt), qb = j % Sh::kQBufs;
     if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
     Sm90Softmax<N, kCausal, Sh::kLazy> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
@@ -738,7 +738,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
       sfx.step(s_acc, (n_blocks - 1 - it) * N);
       tl::wait<0>();
       pv_done(it - 1);
-      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, tile_of(t), c, w, k0); });
+      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, sched.tile(t), c, w, k0); });
       sfx.rescale_o(o_acc, l_acc);
       tl::copy(p_reg, s_acc);
     }
@@ -752,9 +752,9 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     kv += n_blocks;
     epilogue(t, tt, sfx.row_l(l_acc), sfx.m_use, qb);
     if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
-    t = Sh::kDynamic ? take(j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
+    t = Sh::kDynamic ? sched.take(sm, j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
-  if constexpr (Sh::kOStage) if (p.o_tma) sm90_stage_o(sm, c, w, o_acc, tl::rv_fl_rows<16>{}, nullptr, j, p.seqlen_q);
+  if constexpr (Sh::kOStage) epi.stop(sm, j, o_acc);
   // Stay until the peer's last releases reached this CTA (exited producer threads count as arrived).
   if constexpr (Sh::kCluster > 1) tl::cluster_sync();
 #endif

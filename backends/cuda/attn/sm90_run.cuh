@@ -1,5 +1,6 @@
 // sm90 forward: the launch layer's host half, one instantiation at a time. sm90_run builds the TMA maps and the
-// launch (persistent or one CTA per tile, clusters, the dynamic scheduler's counter, the tile order); sm90_dispatch
+// launch (persistent or one CTA per tile, clusters, the dynamic scheduler's counter); sm90_sched_tiles and
+// sm90_sched_order the scheduler's params (the tiles, their order); sm90_dispatch
 // picks causality and the kernel kind (sm90_kind). Included by sm90_fwd_d{64,128,256}.cu, one head dim each.
 #pragma once
 
@@ -19,6 +20,35 @@ inline constexpr int kSm90MaxDevices = 64;  // devices whose cluster occupancy s
 inline void sm90_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// The scheduler's host half (Sm90Scheduler), before the launch's size is known: the launch's tiles. Clustered: a
+// head's m-blocks rounded up to whole clusters, so the CTAs of a cluster (adjacent tiles in the static order) share
+// one head's K/V; a tile past Sq runs on zero-filled Q and stores nothing.
+template <typename Sh>
+Sm90SchedParams sm90_sched_tiles(const FwdParams& f, int cluster) {
+  Sm90SchedParams s{};
+  s.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
+  s.m_blocks = (s.m_blocks + cluster - 1) / cluster * cluster;
+  s.batch_heads = f.batch * f.heads_q;
+  s.heads_q = f.heads_q;
+  s.tiles = s.m_blocks * s.batch_heads;
+  s.row_shift = Sh::kShiftRows ? (s.m_blocks * Sh::kBlockM - f.seqlen_q) / kSm90Rows * kSm90Rows : 0;
+  return s;
+}
+// Once the launch's CTAs are known (ctas > 0: persistent): dynamic scheduling (a counter the CTAs take tiles from;
+// the caller allocates it) on persistent launches, one CTA per tile keeps the static order; the tile order and its
+// divisors. Returns whether the launch is dynamic.
+template <typename Sh, bool kCausal, typename T>
+bool sm90_sched_order(Sm90SchedParams& s, const FwdParams& f, int cluster, int ctas) {
+  const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kL.static_max_sk;
+  const long long kv_bytes = 2ll * f.seqlen_k * Sh::kHeadDim * sizeof(T);
+  const int group = sm90_launch_group(Sh::kL, kCausal, ctas > 0, s.m_blocks, s.batch_heads, dynamic, kv_bytes);
+  s.head_group = kCausal ? std::min(group, s.batch_heads) : 0;
+  auto div = [](int d) { return tile::fastdiv(static_cast<std::uint32_t>(std::max(d, 1))); };
+  s.div_bh = div(s.batch_heads), s.div_m = div(s.m_blocks), s.div_heads = div(s.heads_q);
+  s.div_group = div(s.head_group), s.div_per = div(s.head_group * s.m_blocks);
+  return dynamic;
 }
 
 // Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas).
@@ -57,13 +87,7 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
   p.q_sb = f.q_sb, p.q_ss = f.q_ss, p.q_sh = f.q_sh, p.k_sb = f.k_sb, p.k_ss = f.k_ss, p.k_sh = f.k_sh;
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
-  p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
-  // Clustered: a head's m-blocks rounded up to whole clusters, so the CTAs of a cluster (adjacent tiles in the static
-  // order) share one head's K/V; a tile past Sq runs on zero-filled Q and stores nothing.
-  p.m_blocks = (p.m_blocks + cluster - 1) / cluster * cluster;
-  p.batch_heads = f.batch * f.heads_q;
-  p.tiles = p.m_blocks * p.batch_heads;
-  p.row_shift = Sh::kShiftRows ? (p.m_blocks * Sh::kBlockM - f.seqlen_q) / kSm90Rows * kSm90Rows : 0;
+  Sm90SchedParams sched = sm90_sched_tiles<Sh>(f, cluster);
 
   auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
@@ -79,7 +103,7 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
     cluster_attr.val.clusterDim.x = cluster, cluster_attr.val.clusterDim.y = cluster_attr.val.clusterDim.z = 1;
     cfg.attrs = &cluster_attr, cfg.numAttrs = 1;
     cfg.blockDim = dim3(Sh::kThreads), cfg.dynamicSmemBytes = Sh::kSmemBytes;
-    cfg.gridDim = dim3(p.tiles);
+    cfg.gridDim = dim3(sched.tiles);
     if (ctas > 0) {  // the answer depends on the device and this instantiation alone: asked once per device
       static std::atomic<int> known[kSm90MaxDevices] = {};
       int dev = 0, clusters = 0;
@@ -92,25 +116,19 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
       ctas = std::max(std::min(ctas / cluster, clusters), 1) * cluster;
     }
   }
-  const int grid = ctas > 0 ? std::min(ctas, p.tiles) : p.tiles;  // clustered: tiles and ctas are whole clusters
-  // Dynamic scheduling (a counter the CTAs take tiles from) on persistent launches; one CTA per tile (forced here)
-  // keeps the static order.
-  const bool dynamic = Sh::kDynamic && cluster == 1 && ctas > 0 && f.seqlen_k > Sh::kL.static_max_sk;
-  const long long kv_bytes = 2ll * f.seqlen_k * D * sizeof(T);
-  const int group = sm90_launch_group(Sh::kL, kCausal, ctas > 0, p.m_blocks, p.batch_heads, dynamic, kv_bytes);
-  p.head_group = kCausal ? std::min(group, p.batch_heads) : 0;
-  auto div = [](int d) { return tile::fastdiv(static_cast<std::uint32_t>(std::max(d, 1))); };
-  p.div_bh = div(p.batch_heads), p.div_m = div(p.m_blocks), p.div_heads = div(p.heads_q);
-  p.div_group = div(p.head_group), p.div_per = div(p.head_group * p.m_blocks);
+  // clustered: tiles and ctas are whole clusters
+  const int grid = ctas > 0 ? std::min(ctas, sched.tiles) : sched.tiles;
+  const bool dynamic = sm90_sched_order<Sh, kCausal, T>(sched, f, cluster, ctas);
   if (grid == 0) return;
   const auto stream = static_cast<cudaStream_t>(f.stream);
   // A zeroed counter for this launch alone, stream-ordered (graph replays and concurrent calls on other streams never
   // share one). A counter kept per stream instead cost the short cells 2-3.4% (2026-12-03_h200_clean_house_ab), as
   // the memset-free counter did (2026-12-02_h200_sm90_scheduler_counter).
   if (dynamic) {
-    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&p.tile_counter), sizeof(int), stream), "tile counter");
-    sm90_check(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream), "tile counter");
+    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&sched.tile_counter), sizeof(int), stream), "tile counter");
+    sm90_check(cudaMemsetAsync(sched.tile_counter, 0, sizeof(int), stream), "tile counter");
   }
+  p.set_sched(sched);
   if (cluster > 1) {
     cfg.gridDim = dim3(grid), cfg.stream = stream;
     sm90_check(cudaLaunchKernelEx(&cfg, kernel, p), "kernel launch");
@@ -118,7 +136,7 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
     kernel<<<grid, Sh::kThreads, Sh::kSmemBytes, stream>>>(p);
   }
   sm90_check(cudaGetLastError(), "kernel launch");
-  if (dynamic) sm90_check(cudaFreeAsync(p.tile_counter, stream), "tile counter");
+  if (dynamic) sm90_check(cudaFreeAsync(sched.tile_counter, stream), "tile counter");
 }
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in

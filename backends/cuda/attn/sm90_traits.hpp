@@ -124,7 +124,7 @@ inline constexpr float kSm90LazyRedoPow = 0x1p64f;
 // Where head groups paid: at least two groups, 8 to 64 m-blocks a head.
 inline constexpr int kSm90GroupMinMBlocks = 8, kSm90GroupMaxMBlocks = 64;
 
-// The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, sm90_tile): for persistent
+// The (batch, head) pairs a group of this launch's tile order (Sm90Params::head_group, Sm90Scheduler::tile): for persistent
 // causal launches the row's persistent_group, else all of them (longest tiles first across heads); the row's
 // head_group for causal launches of one CTA per tile where it pays, else 0 (m-block innermost).
 // Dynamic persistent launches (kv_bytes: one pair's K and V) with at least kSm90GroupMinMBlocks m-blocks a head take
