@@ -16,12 +16,20 @@ namespace flashtile::detail {
 // indices times the element size, and the C API reports sizes as int64 shapes.
 inline constexpr std::uint64_t kMaxBytes = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
-// `what` names the argument and the rule: "shape: the element count exceeds 2^63 - 1".
-[[noreturn]] inline void throw_overflow(const std::string& what) { throw Error(ErrorCode::Overflow, what); }
+// `what` names the argument and the rule: "shape: the element count exceeds 2^63 - 1". It is a string, or a callable
+// returning one, evaluated only when a check fails: these checks run on every call (validation, views), their
+// messages almost never.
+template <class Msg>
+std::string message_of(const Msg& what) {
+  if constexpr (std::is_invocable_v<const Msg&>) return what();
+  else return std::string(what);
+}
+template <class Msg>
+[[noreturn]] void throw_overflow(const Msg& what) { throw Error(ErrorCode::Overflow, message_of(what)); }
 
 // a + b or a * b, or Error(Overflow) where the exact result does not fit in T.
-template <char Op, class T>
-T checked_op(T a, T b, const std::string& what) {
+template <char Op, class T, class Msg>
+T checked_op(T a, T b, const Msg& what) {
   static_assert(std::is_integral_v<T> && (Op == '+' || Op == '*'));
   T r;
   bool wrapped;
@@ -30,20 +38,22 @@ T checked_op(T a, T b, const std::string& what) {
   if (wrapped) throw_overflow(what);
   return r;
 }
-template <class T>
-T checked_add(T a, T b, const std::string& what) { return checked_op<'+'>(a, b, what); }
-template <class T>
-T checked_mul(T a, T b, const std::string& what) { return checked_op<'*'>(a, b, what); }
+template <class T, class Msg>
+T checked_add(T a, T b, const Msg& what) { return checked_op<'+'>(a, b, what); }
+template <class T, class Msg>
+T checked_mul(T a, T b, const Msg& what) { return checked_op<'*'>(a, b, what); }
 
 // `bytes` rounded up to a multiple of `align` (a power of two), for allocators; throws where rounding would wrap.
-inline std::uint64_t checked_round_up(std::uint64_t bytes, std::uint64_t align, const std::string& what) {
+template <class Msg>
+std::uint64_t checked_round_up(std::uint64_t bytes, std::uint64_t align, const Msg& what) {
   return checked_add(bytes, align - 1, what) & ~(align - 1);
 }
 
 // A size a backend may allocate or copy: at most kMaxBytes, and representable as size_t.
-inline std::size_t checked_bytes(std::uint64_t bytes, const std::string& what) {
+template <class Msg>
+std::size_t checked_bytes(std::uint64_t bytes, const Msg& what) {
   if (bytes > kMaxBytes || bytes > std::numeric_limits<std::size_t>::max())
-    throw_overflow(what + ": " + std::to_string(bytes) + " bytes exceed the limit of 2^63 - 1");
+    throw_overflow(message_of(what) + ": " + std::to_string(bytes) + " bytes exceed the limit of 2^63 - 1");
   return static_cast<std::size_t>(bytes);
 }
 

@@ -143,9 +143,9 @@ class CpuDevice final : public DeviceImpl {
 
   std::uint64_t alloc(std::size_t bytes) override {
     // aligned_alloc wants a multiple of the alignment; a rounding that wrapped would hand back a short block.
-    const std::string what = "bytes: cpu alloc of " + std::to_string(bytes) + " bytes";
-    const std::uint64_t padded =
-        checked_round_up(std::max<std::size_t>(bytes, 1), kAlignment, what + " wraps when rounded up");
+    const auto what = [bytes] { return "bytes: cpu alloc of " + std::to_string(bytes) + " bytes"; };
+    const std::uint64_t padded = checked_round_up(std::max<std::size_t>(bytes, 1), kAlignment,
+                                                  [&] { return what() + " wraps when rounded up"; });
     const std::size_t rounded = checked_bytes(padded, what);
     void* p = std::aligned_alloc(kAlignment, rounded);
     if (!p) throw Error(ErrorCode::OutOfMemory, "cpu: cannot allocate " + std::to_string(bytes) + " bytes");

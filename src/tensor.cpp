@@ -32,9 +32,10 @@ std::uint64_t extent_bytes_of(const Shape& shape, const Strides& strides, DType 
     if (strides[i] < 0)
       throw Error(ErrorCode::BadStride, std::string(what) + ": stride " + std::to_string(i) + " must be >= 0, got " +
                                             std::to_string(strides[i]));
-  const std::string rule = std::string(what) + ": a tensor of shape " + dims_str(shape.dims, shape.rank) +
-                           " with strides " + dims_str(strides.dims, shape.rank) + " of " +
-                           std::string(to_string(dtype)) + " spans more than 2^63 - 1 bytes";
+  const auto rule = [&] {
+    return std::string(what) + ": a tensor of shape " + dims_str(shape.dims, shape.rank) + " with strides " +
+           dims_str(strides.dims, shape.rank) + " of " + std::string(to_string(dtype)) + " spans more than 2^63 - 1 bytes";
+  };
   std::int64_t last = 0;
   for (int i = 0; i < shape.rank; ++i) last = checked_add(last, checked_mul(shape[i] - 1, strides[i], rule), rule);
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(dtype));
@@ -44,8 +45,9 @@ std::uint64_t extent_bytes_of(const Shape& shape, const Strides& strides, DType 
 // Host and CUDA views: the byte range [ptr, ptr + bytes) must not wrap the address space (aliasing checks compare
 // such ranges).
 void check_address_range(const void* ptr, std::uint64_t bytes) {
-  (void)checked_add(reinterpret_cast<std::uint64_t>(ptr), bytes, "ptr: the view's " + std::to_string(bytes) +
-                                                                     " bytes wrap past the end of the address space");
+  (void)checked_add(reinterpret_cast<std::uint64_t>(ptr), bytes, [&] {
+    return "ptr: the view's " + std::to_string(bytes) + " bytes wrap past the end of the address space";
+  });
 }
 
 Tensor make_view(const Device& device, std::uint64_t handle, std::uint64_t offset, std::uint64_t bytes, DType dtype,
@@ -137,8 +139,10 @@ Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, std::int64
   check_shape(shape, "shape");
   if (offset < 0) throw Error(ErrorCode::InvalidArgument, "offset: must be >= 0, got " + std::to_string(offset));
   const std::uint64_t extent = extent_bytes_of(shape, strides, dtype_, "strides");
-  const std::string rule = "offset: " + std::to_string(offset) + " elements plus the view's " +
-                           std::to_string(extent) + " bytes exceed 2^63 - 1 bytes";
+  const auto rule = [&] {
+    return "offset: " + std::to_string(offset) + " elements plus the view's " + std::to_string(extent) +
+           " bytes exceed 2^63 - 1 bytes";
+  };
   // In int64, like the extent: offset and extent together must stay within kMaxBytes.
   const std::int64_t off = checked_mul(offset, static_cast<std::int64_t>(dtype_size(dtype_)), rule);
   const auto off_bytes = static_cast<std::uint64_t>(off);

@@ -82,9 +82,9 @@ Strides Strides::contiguous(const Shape& s) {
   for (int i = s.rank - 1; i >= 0; --i) {
     st.dims[static_cast<std::size_t>(i)] = acc;
     if (i > 0)
-      acc = detail::checked_mul(acc, s.dims[static_cast<std::size_t>(i)],
-                                "shape: the contiguous stride of dimension " + std::to_string(i - 1) +
-                                    " exceeds 2^63 - 1");
+      acc = detail::checked_mul(acc, s.dims[static_cast<std::size_t>(i)], [i] {
+        return "shape: the contiguous stride of dimension " + std::to_string(i - 1) + " exceeds 2^63 - 1";
+      });
   }
   return st;
 }

@@ -44,7 +44,7 @@ struct Range {
 Range range_of(const Tensor& t) {
   const auto& s = *t.storage();
   const bool per_buffer = s.device->info().backend == Backend::Vulkan;
-  const std::string what = "tensor: its byte range wraps past the end of the address space";
+  const char* what = "tensor: its byte range wraps past the end of the address space";
   const std::uint64_t base = per_buffer ? s.offset : checked_add(s.handle, s.offset, what);
   return {per_buffer ? s.handle : 0, base, checked_add<std::uint64_t>(base, t.extent_bytes(), what)};
 }
@@ -164,7 +164,7 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (!t) continue;
     const std::uint64_t n = t->extent_bytes() / dtype_size(t->dtype());
     const std::uint64_t off = t->storage()->offset / dtype_size(t->dtype());
-    const std::uint64_t end = checked_add(n, off, std::string(name) + ": its offset plus extent exceed 2^64 elements");
+    const std::uint64_t end = checked_add(n, off, [&] { return std::string(name) + ": its offset plus extent exceed 2^64 elements"; });
     if (end > max_index)
       fail(ErrorCode::Overflow, std::string(name) + ": addresses " + std::to_string(end) + " elements; the " +
                                     std::string(to_string(backend)) + " kernels index at most " +
