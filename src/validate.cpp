@@ -255,11 +255,13 @@ BwdArgs validate_backward(const Tensor& q, const Tensor& k, const Tensor& v, con
   // Aliasing: a gradient may not overlap an input, another gradient or the workspace.
   const std::pair<const Tensor*, const char*> inputs[] = {{&q, "q"},     {&k, "k"},     {&v, "v"},
                                                           {&out, "out"}, {&lse, "lse"}, {&dout, "dout"}};
-  for (const auto& [o, oname] : outs) {
+  for (std::size_t i = 0; i < std::size(outs); ++i) {
+    const auto& [o, oname] = outs[i];
     for (const auto& [t, name] : inputs)
       if (overlaps(*o, *t)) fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
-    for (const auto& [t, name] : outs)
-      if (t < o && overlaps(*o, *t)) fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
+    for (std::size_t j = 0; j < i; ++j)  // the same tensor passed twice overlaps itself
+      if (overlaps(*o, *outs[j].first))
+        fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + outs[j].second + "'s memory");
   }
   if (const Tensor* w = options.workspace) {
     require_defined(*w, "options.workspace");
