@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "common.hpp"
+#include "reference.hpp"
 #include "test_config.hpp"
 
 #include <cstdio>
@@ -73,35 +74,13 @@ BwdProblem make_bwd_problem(const Device& dev, const cases::Case& c, std::uint64
   return b;
 }
 
-struct Grads {
-  std::vector<float> dq, dk, dv;
-};
+using cases::Gradients;
 
 // The oracle: the CPU reference backward on f32 copies of the same values.
-Grads reference_grads(const BwdProblem& b) {
-  const Device cpu = Device::open(Backend::Cpu);
-  const cases::Case& c = b.p.c;
-  auto up = [&](const std::vector<float>& v, const Shape& s) {
-    Tensor t = Tensor::empty(cpu, DType::F32, s);
-    t.upload(v.data(), v.size() * 4);
-    return t;
-  };
-  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
-  const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
-  Tensor q = up(b.p.qv, qs), k = up(b.p.kv, ks), v = up(b.p.vv, ks), o = up(b.outv, qs), dout = up(b.dov, qs);
-  Tensor lse = up(b.lsev, Shape::of(c.batch, c.heads_q, c.seqlen_q));
-  Tensor dq = Tensor::empty(cpu, DType::F32, qs), dk = Tensor::empty(cpu, DType::F32, ks),
-         dv = Tensor::empty(cpu, DType::F32, ks);
-  Options opt;
-  opt.scale = b.scale;
-  opt.causal = c.causal;
-  attention_backward(q, k, v, o, lse, dout, dq, dk, dv, opt);
-  Grads g;
-  for (auto [t, out] : {std::pair{&dq, &g.dq}, {&dk, &g.dk}, {&dv, &g.dv}}) {
-    out->resize(std::size_t(t->shape().numel()));
-    t->download(out->data(), out->size() * 4);
-  }
-  return g;
+Gradients reference_grads(const BwdProblem& b) {
+  cases::Case c = b.p.c;
+  c.scale = b.scale;
+  return cases::reference_backward(c, {b.p.qv, b.p.kv, b.p.vv, b.outv, b.lsev, b.dov});
 }
 
 struct GradError {
@@ -113,13 +92,8 @@ struct GradError {
 GradError compare_grad(const DevTensor& t, const std::vector<float>& ref) {
   GradError e;
   const std::vector<float> got = t.read();
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) ++e.non_finite;
-    num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
-    den += double(ref[i]) * ref[i];
-  }
-  e.rel = e.non_finite ? std::numeric_limits<double>::infinity() : den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  for (float x : got) e.non_finite += !std::isfinite(x);
+  e.rel = cases::rel_l2_error(got, ref);
   if (t.base.extent_bytes() != t.view.extent_bytes()) {
     const auto img = t.image();
     std::vector<char> inside(img.size(), 0);
@@ -159,7 +133,7 @@ std::string check_backward_case(const Device& dev, Path path, const cases::Case&
   }
   CHECK(r.path == path);
   kernels.insert(r.kernel.substr(0, r.kernel.find('<')));
-  const Grads ref = reference_grads(b);
+  const Gradients ref = reference_grads(b);
   for (auto [t, g, name] : {std::tuple{&b.dq, &ref.dq, "dq"}, {&b.dk, &ref.dk, "dk"}, {&b.dv, &ref.dv, "dv"}}) {
     const GradError e = compare_grad(*t, *g);
     INFO("kernel ", r.kernel, ", ", name, " rel_error ", e.rel);
@@ -287,7 +261,7 @@ TEST_CASE("conformance backward: deterministic runs are bit-identical") {
           }
         }
         if (refused) continue;
-        const Grads ref = reference_grads(b);
+        const Gradients ref = reference_grads(b);
         CHECK(compare_grad(b.dq, ref.dq).rel <= cases::grad_tolerance(c.dtype));
         CHECK(compare_grad(b.dk, ref.dk).rel <= cases::grad_tolerance(c.dtype));
         CHECK(compare_grad(b.dv, ref.dv).rel <= cases::grad_tolerance(c.dtype));
@@ -317,7 +291,7 @@ TEST_CASE("conformance backward: a caller-provided workspace") {
     const Result r = run_backward(b, opt);
     CHECK(r.workspace_bytes == planned.workspace_bytes);
     CHECK(r.kernel == planned.kernel);
-    const Grads ref = reference_grads(b);
+    const Gradients ref = reference_grads(b);
     CHECK(compare_grad(b.dq, ref.dq).rel <= cases::grad_tolerance(c.dtype));
     CHECK(compare_grad(b.dk, ref.dk).rel <= cases::grad_tolerance(c.dtype));
     CHECK(compare_grad(b.dv, ref.dv).rel <= cases::grad_tolerance(c.dtype));
@@ -333,7 +307,7 @@ TEST_CASE("conformance backward: the CPU reference matches finite differences of
   for (const cases::Case& c : shapes) {
     INFO("case ", c.name());
     BwdProblem b = make_bwd_problem(cpu, c, config().seed + 35000);
-    const Grads g = reference_grads(b);
+    const Gradients g = reference_grads(b);
     auto loss = [&](const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
       Problem p = b.p;
       p.qv = q, p.kv = k, p.vv = v;
