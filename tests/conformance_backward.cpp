@@ -128,7 +128,7 @@ std::string check_backward_case(const Device& dev, Path path, const cases::Case&
     r = run_backward(b, bwd_options(b, path, false));
   } catch (const Error& e) {
     if (e.code() == ErrorCode::Unsupported) return e.what();
-    FAIL_CHECK("attention_backward threw: ", e.what());
+    FAIL_CHECK("attention_backward threw: ", std::string(e.what()));
     return "";
   }
   CHECK(r.path == path);
@@ -248,8 +248,8 @@ TEST_CASE("conformance backward: deterministic runs are bit-identical") {
           try {
             run_backward(b, bwd_options(b, path, true));
           } catch (const Error& e) {
-            CHECK_MESSAGE(e.code() == ErrorCode::Unsupported, e.what());
-            MESSAGE("skipped: ", to_string(path), ": ", e.what());
+            CHECK_MESSAGE(e.code() == ErrorCode::Unsupported, std::string(e.what()));
+            MESSAGE("skipped: ", to_string(path), ": ", std::string(e.what()));
             refused = true;
             break;
           }
@@ -282,8 +282,8 @@ TEST_CASE("conformance backward: a caller-provided workspace") {
       planned = plan_attention_backward(b.p.q.view, b.p.k.view, b.p.v.view, b.p.out.view, b.p.lse.view, b.dout.view,
                                         b.dq.view, b.dk.view, b.dv.view, opt);
     } catch (const Error& e) {
-      CHECK_MESSAGE(e.code() == ErrorCode::Unsupported, e.what());
-      MESSAGE("skipped: ", dev.info().name, ": ", e.what());
+      CHECK_MESSAGE(e.code() == ErrorCode::Unsupported, std::string(e.what()));
+      MESSAGE("skipped: ", dev.info().name, ": ", std::string(e.what()));
       continue;
     }
     Tensor ws = Tensor::empty(dev, DType::F32, Shape::of(1, 1, std::max<std::int64_t>(1, std::int64_t(planned.workspace_bytes + 3) / 4)));

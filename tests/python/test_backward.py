@@ -453,9 +453,10 @@ def _cuda_backward_skip_reason():
         if not [d for d in flashtile.devices() if d.backend == "cuda"]:
             return "flashtile has no CUDA device: %s" % flashtile.unavailable_reason("cuda")
         import torch
-        q = torch.zeros(1, 128, 2, 128, device="cuda", dtype=torch.bfloat16)
+        # Distinct tensors: out may not overlap q (the forward's aliasing rule holds in the backward too).
+        q, k, v, out, dout = (torch.zeros(1, 128, 2, 128, device="cuda", dtype=torch.bfloat16) for _ in range(5))
         lse = torch.zeros(1, 2, 128, device="cuda")
-        flashtile.plan_backward(q, q, q, q, lse, q, causal=True)
+        flashtile.plan_backward(q, k, v, out, lse, dout, causal=True)
     except flashtile.Unsupported as e:
         return "flashtile's CUDA backend has no backward for bf16 d128 here: %s" % e
     except Exception as e:
