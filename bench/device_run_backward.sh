@@ -33,18 +33,19 @@ run() {  # run SECONDS NAME COMMAND...: bounded, its exit status recorded
 step "environment"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 || true
 run 120 "cuda_sm80_bwd_check" "$bundle/cuda_sm80_bwd_check" $([ $quick = 1 ] || echo --time)
-[ -x "$bundle/sm90_bwd_check" ] && run 120 "sm90_bwd_check" "$bundle/sm90_bwd_check" $([ $quick = 1 ] || echo --time)
 run 200 "conformance backward (cuda)" "$bundle/flashtile_tests" --ft-backend=cuda -tc='conformance backward*'
+run 150 "python backward tests" python3 -m unittest discover -s tests/python -p 'test_backward.py'
+peers_args=${FT_PEERS_ARGS:-}
+[ $quick = 1 ] && peers_args="--quick $peers_args"
+run "${FT_PEERS_TIMEOUT:-400}" "peers_backward.py" python3 bench/peers_backward.py $peers_args --out "$OUT"
+[ "${FT_SKIP_TRAIN:-0}" = 1 ] || run 300 "train_gpt.py --compare" python3 examples/train_gpt.py --compare ${FT_TRAIN_ARGS:-}
+# Last, as they may take long: the sm90 kernel check (a hang there is bounded) and the sanitizers.
+[ -x "$bundle/sm90_bwd_check" ] && run "${FT_SM90_TIMEOUT:-120}" "sm90_bwd_check" "$bundle/sm90_bwd_check" $([ $quick = 1 ] || echo --time)
 if [ "${FT_SKIP_SANITIZER:-0}" != 1 ]; then
   for tool in memcheck racecheck; do
     run 150 "compute-sanitizer $tool" compute-sanitizer --tool $tool --error-exitcode 1 "$bundle/cuda_sm80_bwd_check" --small
   done
 fi
-run 150 "python backward tests" python3 -m unittest discover -s tests/python -p 'test_backward.py'
-peers_args=${FT_PEERS_ARGS:-}
-[ $quick = 1 ] && peers_args="--quick $peers_args"
-run 400 "peers_backward.py" python3 bench/peers_backward.py $peers_args --out "$OUT"
-[ "${FT_SKIP_TRAIN:-0}" = 1 ] || run 300 "train_gpt.py --compare" python3 examples/train_gpt.py --compare ${FT_TRAIN_ARGS:-}
 
 step "done"
 if [ ${#failures[@]} -gt 0 ]; then
