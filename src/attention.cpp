@@ -40,4 +40,39 @@ Result prepare_attention(const Tensor& q, const Tensor& k, const Tensor& v, cons
   return plan_or_run(q, k, v, out, lse, options, Stage::Prepare);
 }
 
+namespace {
+Result plan_or_run_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                            const Tensor& dout, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                            const Options& options, bool run) {
+  const detail::BwdArgs args = detail::validate_backward(q, k, v, out, lse, dout, dq, dk, dv, options);
+  const auto& dev = q.storage()->device;
+  const detail::Plan plan = dev->plan_backward(args, options.path);
+  if (args.has_workspace && args.workspace_capacity < plan.workspace_bytes)
+    throw Error(ErrorCode::InvalidArgument,
+                "options.workspace: holds " + std::to_string(args.workspace_capacity) + " bytes; " +
+                    std::string(to_string(plan.path)) + " needs " + std::to_string(plan.workspace_bytes) +
+                    " (plan_attention_backward's workspace_bytes)");
+  if (run) dev->run_backward(plan, args);
+  Result r;
+  r.backend = dev->info().backend;
+  r.path = plan.path;
+  r.kernel = plan.kernel;
+  r.note = plan.note;
+  r.workspace_bytes = plan.workspace_bytes;
+  r.asynchronous = run && args.fwd.cuda_stream;
+  return r;
+}
+}  // namespace
+
+Result attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                          const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv, const Options& options) {
+  return plan_or_run_backward(q, k, v, out, lse, dout, dq, dk, dv, options, true);
+}
+
+Result plan_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                               const Tensor& lse, const Tensor& dout, const Tensor& dq, const Tensor& dk,
+                               const Tensor& dv, const Options& options) {
+  return plan_or_run_backward(q, k, v, out, lse, dout, dq, dk, dv, options, false);
+}
+
 }  // namespace flashtile

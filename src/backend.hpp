@@ -57,6 +57,16 @@ struct AttnArgs {
   bool allow_reduced_precision = false;  // Options::allow_reduced_precision_accumulation
 };
 
+// A validated backward call: the forward's arguments (lse required) plus the gradients.
+struct BwdArgs {
+  AttnArgs fwd;                    // q, k, v, o (the forward's output), lse, sizes, scale, causal, stream
+  TensorArg dout, dq, dk, dv;
+  bool deterministic = false;
+  TensorArg workspace;             // the caller's scratch (has_workspace), else the backend provides it
+  bool has_workspace = false;
+  std::uint64_t workspace_capacity = 0;  // bytes of the caller's workspace
+};
+
 // The outcome of plan(): the path that will run (or none), and why faster paths were passed over.
 struct Plan {
   bool ok = false;
@@ -64,6 +74,7 @@ struct Plan {
   std::string kernel;  // variant name, for Result::kernel
   std::string note;    // one line per path passed over: "cuda_sm90: device is sm_86, needs sm_90"
   bool reduced_precision = false;  // the kernel accumulates O in f16 (only where the call allowed it)
+  std::size_t workspace_bytes = 0; // backward: scratch the path needs
 };
 
 class DeviceImpl {
@@ -87,6 +98,10 @@ class DeviceImpl {
   virtual void run(const Plan& plan, const AttnArgs& args) = 0;
   virtual void sync() = 0;
 
+  // The backward, as plan()/run(). A backend without one passes every path over with the reason.
+  virtual Plan plan_backward(const BwdArgs&, const std::optional<Path>& forced) const;
+  virtual void run_backward(const Plan& plan, const BwdArgs& args);
+
   virtual VulkanHandles vulkan_handles() const {
     throw Error(ErrorCode::InvalidArgument, "device: vulkan_handles() needs a Vulkan device");
   }
@@ -105,10 +120,13 @@ struct PathCheck {
   std::string why_not;  // empty: usable
   std::string kernel;
   bool reduced_precision = false;
+  std::size_t workspace_bytes = 0;
 };
 // `listed`: the device's own paths (DeviceInfo::paths), when `order` also checks paths it does not have (Vulkan checks
 // every path, CUDA a forced one it lacks): messages and notes then name only listed paths. Null: all of `order`.
 Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device,
                  const std::vector<Path>* listed = nullptr);
+// "NVIDIA H200 (cuda:0)": how plan notes and errors name a device.
+std::string device_label(const DeviceInfo& info);
 
 }  // namespace flashtile::detail

@@ -150,6 +150,8 @@ flashtile::Options to_options(const ft_options* o) {
   opt.cuda_stream = o->cuda_stream;
   opt.vk_command_buffer = o->vk_command_buffer;
   opt.allow_reduced_precision_accumulation = o->allow_reduced_precision_accumulation != 0;
+  opt.deterministic = o->deterministic != 0;
+  opt.workspace = o->workspace != nullptr ? &o->workspace->tensor : nullptr;
   return opt;
 }
 
@@ -163,6 +165,7 @@ void fill_result(const flashtile::Result& r, ft_result* out) {
   copy_string(out->path_name, sizeof(out->path_name), std::string(flashtile::to_string(r.path)));
   copy_string(out->kernel, sizeof(out->kernel), r.kernel);
   copy_string(out->note, sizeof(out->note), r.note);
+  out->workspace_bytes = r.workspace_bytes;
 }
 
 // Names with static storage: the C API promises NUL-ended strings that live for the program.
@@ -378,6 +381,33 @@ ft_status ft_attention_plan(const ft_tensor* q, const ft_tensor* k, const ft_ten
 ft_status ft_attention_prepare(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
                                const ft_tensor* lse, const ft_options* options, ft_result* result) {
   return plan_with(&flashtile::prepare_attention, q, k, v, out, lse, options, result);
+}
+
+ft_status ft_attention_backward(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
+                                const ft_tensor* lse, const ft_tensor* dout, ft_tensor* dq, ft_tensor* dk,
+                                ft_tensor* dv, const ft_options* options, ft_result* result) {
+  return guarded([&] {
+    require(q && k && v && out && lse && dout && dq && dk && dv,
+            "q, k, v, out, lse, dout, dq, dk, dv: must not be NULL");
+    const flashtile::Options opt = to_options(options);
+    fill_result(flashtile::attention_backward(q->tensor, k->tensor, v->tensor, out->tensor, lse->tensor,
+                                              dout->tensor, dq->tensor, dk->tensor, dv->tensor, opt),
+                result);
+  });
+}
+
+ft_status ft_attention_backward_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v,
+                                     const ft_tensor* out, const ft_tensor* lse, const ft_tensor* dout,
+                                     const ft_tensor* dq, const ft_tensor* dk, const ft_tensor* dv,
+                                     const ft_options* options, ft_result* result) {
+  return guarded([&] {
+    require(q && k && v && out && lse && dout && dq && dk && dv,
+            "q, k, v, out, lse, dout, dq, dk, dv: must not be NULL");
+    const flashtile::Options opt = to_options(options);
+    fill_result(flashtile::plan_attention_backward(q->tensor, k->tensor, v->tensor, out->tensor, lse->tensor,
+                                                   dout->tensor, dq->tensor, dk->tensor, dv->tensor, opt),
+                result);
+  });
 }
 
 }  // extern "C"

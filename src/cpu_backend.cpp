@@ -1,5 +1,6 @@
-// The CPU backend: a plain reference (double accumulation, no tiling), the oracle of every test and a real, slow
-// fallback. Work is split over (batch, head) pairs across threads.
+// The CPU backend: a plain reference (double accumulation, no tiling), forward and backward, the oracle of every test
+// and a real, slow fallback. Work is split over (batch, head) pairs across threads (the backward: (batch, kv head),
+// so each thread owns the dK and dV it sums over the group).
 #include "backend.hpp"
 #include "checked.hpp"
 
@@ -104,12 +105,86 @@ void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScrat
   }
 }
 
+
+// The backward of one kv head of one batch: every query head of its group and every row, from the given out and lse
+// (as the kernels use them): P = exp(S·scale - lse), Delta = rowsum(dO ∘ O), dS = P ∘ (dO·Vᵀ - Delta),
+// dV = Σ Pᵀ·dO, dK = scale · Σ dSᵀ·Q, dQ = scale · dS·K. Rows with lse = -inf saw no key: zero gradients.
+void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, HeadScratch& s,
+                             std::vector<double>& dk, std::vector<double>& dv, std::vector<double>& dq) {
+  const AttnArgs& a = g.fwd;
+  const std::int64_t D = a.head_dim, Sq = a.seqlen_q, Sk = a.seqlen_k, group = a.heads_q / a.heads_kv;
+  const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  const auto& ks = a.k.strides;
+  const auto& vs = a.v.strides;
+  for (std::int64_t j = 0; j < Sk; ++j)
+    for (std::int64_t d = 0; d < D; ++d) {
+      s.k[at(j * D + d)] = load(ptr(a.k), a.k.dtype, b * ks[0] + j * ks[1] + hk * ks[2] + d);
+      s.v[at(j * D + d)] = load(ptr(a.v), a.v.dtype, b * vs[0] + j * vs[1] + hk * vs[2] + d);
+    }
+  std::fill(dk.begin(), dk.end(), 0.0);
+  std::fill(dv.begin(), dv.end(), 0.0);
+  const double scale = a.scale;
+  const auto* lse = reinterpret_cast<const float*>(ptr(a.lse));
+  for (std::int64_t h = hk * group; h < (hk + 1) * group; ++h)
+    for (std::int64_t i = 0; i < Sq; ++i) {
+      const std::int64_t visible = a.causal ? std::clamp<std::int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+      const double l = lse[(b * a.heads_q + h) * Sq + i];
+      std::fill(dq.begin(), dq.end(), 0.0);
+      if (visible > 0 && l != -std::numeric_limits<double>::infinity()) {
+        double delta = 0;
+        for (std::int64_t d = 0; d < D; ++d) {
+          s.q[at(d)] = load(ptr(a.q), a.q.dtype, b * a.q.strides[0] + i * a.q.strides[1] + h * a.q.strides[2] + d);
+          s.acc[at(d)] = load(ptr(g.dout), g.dout.dtype,
+                              b * g.dout.strides[0] + i * g.dout.strides[1] + h * g.dout.strides[2] + d);
+          delta += s.acc[at(d)] *
+                   load(ptr(a.o), a.o.dtype, b * a.o.strides[0] + i * a.o.strides[1] + h * a.o.strides[2] + d);
+        }
+        for (std::int64_t j = 0; j < visible; ++j) {
+          const double *kr = &s.k[at(j * D)], *vr = &s.v[at(j * D)];
+          double dot = 0, dp = 0;
+          for (std::int64_t d = 0; d < D; ++d) {
+            dot += s.q[at(d)] * kr[d];
+            dp += s.acc[at(d)] * vr[d];
+          }
+          const double p = std::exp(dot * scale - l);
+          const double ds = p * (dp - delta);
+          for (std::int64_t d = 0; d < D; ++d) {
+            dv[at(j * D + d)] += p * s.acc[at(d)];
+            dk[at(j * D + d)] += ds * s.q[at(d)] * scale;
+            dq[at(d)] += ds * kr[d] * scale;
+          }
+        }
+      }
+      auto* out = const_cast<std::byte*>(ptr(g.dq));
+      const std::int64_t row = b * g.dq.strides[0] + i * g.dq.strides[1] + h * g.dq.strides[2];
+      for (std::int64_t d = 0; d < D; ++d) store(out, g.dq.dtype, row + d, dq[at(d)]);
+    }
+  for (std::int64_t j = 0; j < Sk; ++j) {
+    const std::int64_t krow = b * g.dk.strides[0] + j * g.dk.strides[1] + hk * g.dk.strides[2];
+    const std::int64_t vrow = b * g.dv.strides[0] + j * g.dv.strides[1] + hk * g.dv.strides[2];
+    for (std::int64_t d = 0; d < D; ++d) {
+      store(const_cast<std::byte*>(ptr(g.dk)), g.dk.dtype, krow + d, dk[at(j * D + d)]);
+      store(const_cast<std::byte*>(ptr(g.dv)), g.dv.dtype, vrow + d, dv[at(j * D + d)]);
+    }
+  }
+}
+
+// Runs work(item, scratch...) for item in [0, items) over the hardware's threads.
+template <class Work>
+void parallel_for(std::int64_t items, Work work) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const auto nthreads = static_cast<unsigned>(std::min<std::int64_t>(items, hw));
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] { work(next); };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < nthreads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+}
+
 void reference_attention(const AttnArgs& a) {
   const std::int64_t pairs = a.batch * a.heads_q;
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const auto nthreads = static_cast<unsigned>(std::min<std::int64_t>(pairs, hw));
-  std::atomic<std::int64_t> next{0};
-  auto worker = [&] {
+  parallel_for(pairs, [&](std::atomic<std::int64_t>& next) {
     HeadScratch s;
     s.k.resize(static_cast<std::size_t>(a.seqlen_k * a.head_dim));
     s.v.resize(s.k.size());
@@ -117,11 +192,22 @@ void reference_attention(const AttnArgs& a) {
     s.acc.resize(s.q.size());
     s.scores.resize(static_cast<std::size_t>(a.seqlen_k));
     for (std::int64_t p; (p = next.fetch_add(1)) < pairs;) reference_head(a, p / a.heads_q, p % a.heads_q, s);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < nthreads; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  });
+}
+
+void reference_backward(const BwdArgs& g) {
+  const AttnArgs& a = g.fwd;
+  const std::int64_t pairs = a.batch * a.heads_kv;
+  parallel_for(pairs, [&](std::atomic<std::int64_t>& next) {
+    HeadScratch s;
+    s.k.resize(static_cast<std::size_t>(a.seqlen_k * a.head_dim));
+    s.v.resize(s.k.size());
+    s.q.resize(static_cast<std::size_t>(a.head_dim));
+    s.acc.resize(s.q.size());
+    std::vector<double> dk(s.k.size()), dv(s.k.size()), dq(s.q.size());
+    for (std::int64_t p; (p = next.fetch_add(1)) < pairs;)
+      reference_backward_head(g, p / a.heads_kv, p % a.heads_kv, s, dk, dv, dq);
+  });
 }
 
 class CpuDevice final : public DeviceImpl {
@@ -164,6 +250,11 @@ class CpuDevice final : public DeviceImpl {
     return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");
   }
   void run(const Plan&, const AttnArgs& a) override { reference_attention(a); }
+  Plan plan_backward(const BwdArgs& g, const std::optional<Path>& forced) const override {
+    const std::string kernel = "cpu_reference_bwd<" + std::string(to_string(g.fwd.dtype)) + ">";
+    return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");
+  }
+  void run_backward(const Plan&, const BwdArgs& g) override { reference_backward(g); }
   void sync() override {}
 
  private:

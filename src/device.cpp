@@ -121,7 +121,7 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
         why = ": " + c.why_not;  // e.g. the extension the device lacks
         break;
       }
-      if (c.why_not.empty()) return Plan{true, c.path, c.kernel, {}, c.reduced_precision};
+      if (c.why_not.empty()) return Plan{true, c.path, c.kernel, {}, c.reduced_precision, c.workspace_bytes};
       throw Error(ErrorCode::Unsupported, "options.path: " + std::string(to_string(c.path)) + " cannot run this call on " +
                                               device + ": " + c.why_not);
     }
@@ -132,7 +132,7 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   std::string note;
   for (const PathCheck& c : order) {
     if (!has(c.path)) continue;  // a path the device does not have was never a candidate
-    if (c.why_not.empty()) return Plan{true, c.path, c.kernel, note, c.reduced_precision};
+    if (c.why_not.empty()) return Plan{true, c.path, c.kernel, note, c.reduced_precision, c.workspace_bytes};
     note += note.empty() ? "" : "\n";
     note += std::string(to_string(c.path)) + ": " + c.why_not;
   }
@@ -141,6 +141,21 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
     if (ch == '\n') ch = ';';
   if (flat.empty()) flat = "it has no kernel path";
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
+}
+
+std::string device_label(const DeviceInfo& i) {
+  return i.name + " (" + std::string(to_string(i.backend)) + ":" + std::to_string(i.index) + ")";
+}
+
+Plan DeviceImpl::plan_backward(const BwdArgs&, const std::optional<Path>& forced) const {
+  std::vector<PathCheck> order;
+  for (Path p : info().paths)
+    order.push_back({p, "no backward kernel on this path (cpu_reference and the cuda paths have one)", ""});
+  return choose_path(order, forced, device_label(info()));
+}
+
+void DeviceImpl::run_backward(const Plan& plan, const BwdArgs&) {
+  throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": no backward kernel on this path");
 }
 
 }  // namespace detail

@@ -54,7 +54,7 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 }
 
 // Outputs must not overlap themselves: sorted by stride, each dimension steps past everything inside it.
-bool self_overlapping(const Tensor& t) {
+bool self_overlapping(const Tensor& t, const char* name) {
   std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
   for (int i = 0; i < t.shape().rank; ++i)
     if (t.shape()[i] > 1) dims.emplace_back(t.strides()[i], t.shape()[i]);
@@ -62,14 +62,45 @@ bool self_overlapping(const Tensor& t) {
   std::int64_t extent = 1;  // elements spanned by the dimensions so far
   for (const auto& [stride, size] : dims) {
     if (stride < extent) return true;
-    extent = checked_add(checked_mul(stride, size - 1, "out: strides span more than 2^63 - 1 elements"), extent,
-                         "out: strides span more than 2^63 - 1 elements");
+    const auto what = [&] { return std::string(name) + ": strides span more than 2^63 - 1 elements"; };
+    extent = checked_add(checked_mul(stride, size - 1, what), extent, what);
   }
   return false;
 }
 
 TensorArg arg_of(const Tensor& t) {
   return TensorArg{BufferRef{t.storage()->handle, t.storage()->offset}, t.dtype(), t.shape(), t.strides()};
+}
+
+// The tensor's last element is within the index range of its device's kernels.
+void require_indexable(const Tensor& t, const char* name) {
+  const auto& dev = t.storage()->device;
+  const std::uint64_t max_index = dev->max_index_elements();
+  const std::uint64_t n = t.extent_bytes() / dtype_size(t.dtype());
+  const std::uint64_t off = t.storage()->offset / dtype_size(t.dtype());
+  const std::uint64_t end = checked_add(n, off, [&] { return std::string(name) + ": its offset plus extent exceed 2^64 elements"; });
+  if (end > max_index)
+    fail(ErrorCode::Overflow, std::string(name) + ": addresses " + std::to_string(end) + " elements; the " +
+                                  std::string(to_string(dev->info().backend)) + " kernels index at most " +
+                                  std::to_string(max_index));
+}
+
+void require_same_device(const Tensor& t, const char* name, const Tensor& q) {
+  if (t.storage()->device != q.storage()->device)
+    fail(ErrorCode::DeviceMismatch, std::string(name) + ": is on device " + dev_name(t) + " but q is on " +
+                                        dev_name(q) + "; all tensors must be on one device");
+}
+
+void require_dtype(const Tensor& t, const char* name, DType want, const char* whose) {
+  if (t.dtype() != want)
+    fail(ErrorCode::DTypeMismatch, std::string(name) + ": dtype " + std::string(to_string(t.dtype())) + " differs from " +
+                                       whose + "'s " + std::string(to_string(want)));
+}
+
+void require_shape(const Tensor& t, const char* name, const Shape& want, const char* whose) {
+  if (t.shape().dims != want.dims)
+    fail(ErrorCode::ShapeMismatch, std::string(name) + ": shape " + shape_str(t.shape()) + " differs from " + whose +
+                                       "'s " + shape_str(want));
 }
 
 }  // namespace
@@ -153,23 +184,14 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (t->strides()[3] != 1)
       fail(ErrorCode::BadStride, std::string(name) + ": head_dim stride must be 1 (contiguous), got " +
                                      std::to_string(t->strides()[3]));
-  if (self_overlapping(out))
+  if (self_overlapping(out, "out"))
     fail(ErrorCode::BadStride, "out: strides make elements overlap; an output needs distinct elements");
   if (lse && lse->strides().dims != Strides::contiguous(lse->shape()).dims)
     fail(ErrorCode::BadStride, "lse: must be contiguous [batch, heads, seqlen_q]");
 
   // Index ranges of this device's kernels.
-  const std::uint64_t max_index = dev->max_index_elements();
-  for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}, {lse, "lse"}}) {
-    if (!t) continue;
-    const std::uint64_t n = t->extent_bytes() / dtype_size(t->dtype());
-    const std::uint64_t off = t->storage()->offset / dtype_size(t->dtype());
-    const std::uint64_t end = checked_add(n, off, [&] { return std::string(name) + ": its offset plus extent exceed 2^64 elements"; });
-    if (end > max_index)
-      fail(ErrorCode::Overflow, std::string(name) + ": addresses " + std::to_string(end) + " elements; the " +
-                                    std::string(to_string(backend)) + " kernels index at most " +
-                                    std::to_string(max_index));
-  }
+  for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}, {lse, "lse"}})
+    if (t) require_indexable(*t, name);
 
   // Aliasing: outputs may not overlap inputs or each other.
   for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}})
@@ -202,6 +224,63 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
   a.cuda_stream = options.cuda_stream;
   a.vk_command_buffer = options.vk_command_buffer;
   a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
+  return a;
+}
+
+BwdArgs validate_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                          const Tensor& dout, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                          const Options& options) {
+  require_defined(lse, "lse");  // the forward's checks below then hold lse to [batch, heads, seqlen_q] f32
+  BwdArgs a;
+  a.fwd = validate_attention(q, k, v, out, &lse, options);
+  const std::pair<const Tensor*, const char*> grads[] = {{&dout, "dout"}, {&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}};
+  for (const auto& [t, name] : grads) require_defined(*t, name);
+  for (const auto& [t, name] : grads) require_rank(*t, name, 4, "[batch, seqlen, heads, head_dim]");
+  for (const auto& [t, name] : grads) require_same_device(*t, name, q);
+  for (const auto& [t, name] : grads) require_dtype(*t, name, q.dtype(), "q");
+  require_shape(dout, "dout", q.shape(), "q");
+  require_shape(dq, "dq", q.shape(), "q");
+  require_shape(dk, "dk", k.shape(), "k");
+  require_shape(dv, "dv", v.shape(), "v");
+  for (const auto& [t, name] : grads)
+    if (t->strides()[3] != 1)
+      fail(ErrorCode::BadStride, std::string(name) + ": head_dim stride must be 1 (contiguous), got " +
+                                     std::to_string(t->strides()[3]));
+  const std::pair<const Tensor*, const char*> outs[] = {{&dq, "dq"}, {&dk, "dk"}, {&dv, "dv"}};
+  for (const auto& [t, name] : outs)
+    if (self_overlapping(*t, name))
+      fail(ErrorCode::BadStride, std::string(name) + ": strides make elements overlap; an output needs distinct elements");
+  for (const auto& [t, name] : grads) require_indexable(*t, name);
+
+  // Aliasing: a gradient may not overlap an input, another gradient or the workspace.
+  const std::pair<const Tensor*, const char*> inputs[] = {{&q, "q"},     {&k, "k"},     {&v, "v"},
+                                                          {&out, "out"}, {&lse, "lse"}, {&dout, "dout"}};
+  for (std::size_t i = 0; i < std::size(outs); ++i) {
+    const auto& [o, oname] = outs[i];
+    for (const auto& [t, name] : inputs)
+      if (overlaps(*o, *t)) fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
+    for (std::size_t j = 0; j < i; ++j)  // the same tensor passed twice overlaps itself
+      if (overlaps(*o, *outs[j].first))
+        fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + outs[j].second + "'s memory");
+  }
+  if (const Tensor* w = options.workspace) {
+    require_defined(*w, "options.workspace");
+    require_same_device(*w, "options.workspace", q);
+    if (w->strides().dims != Strides::contiguous(w->shape()).dims)
+      fail(ErrorCode::BadStride, "options.workspace: must be contiguous");
+    for (const auto& [t, name] : inputs)
+      if (overlaps(*w, *t)) fail(ErrorCode::Aliasing, std::string("options.workspace: overlaps ") + name + "'s memory");
+    for (const auto& [t, name] : outs)
+      if (overlaps(*w, *t)) fail(ErrorCode::Aliasing, std::string("options.workspace: overlaps ") + name + "'s memory");
+    a.workspace = arg_of(*w);
+    a.has_workspace = true;
+    a.workspace_capacity = w->extent_bytes();
+  }
+  a.dout = arg_of(dout);
+  a.dq = arg_of(dq);
+  a.dk = arg_of(dk);
+  a.dv = arg_of(dv);
+  a.deterministic = options.deterministic;
   return a;
 }
 

@@ -9,4 +9,10 @@ namespace flashtile::detail {
 AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
                             const Options& options);
 
+// The backward's rules: the forward's (lse required), then dout like q, dq like q, dk and dv like k and v, no
+// gradient overlapping an input, another gradient or the workspace.
+BwdArgs validate_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                          const Tensor& dout, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                          const Options& options);
+
 }  // namespace flashtile::detail

@@ -1,5 +1,5 @@
-// The bad-input suite: every validation rule is triggered once; each test checks the error code, that the message
-// names the argument, and that the output (and LSE) were not touched.
+// The bad-input suite: every validation rule is triggered once, the forward's and the backward's; each test checks the
+// error code, that the message names the argument, and that the outputs (out and LSE; dq, dk and dv) were not touched.
 #include <doctest/doctest.h>
 
 #include "backend.hpp"
@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace flashtile;
 using namespace flashtile::testing;
@@ -42,8 +45,9 @@ std::vector<std::byte> bytes_of(const Tensor& t) {
   return img;
 }
 
-// Runs `call`, which must throw Error(code) whose message contains `needle`; `watched` must be unchanged.
-void expect_error(const std::function<void()>& call, ErrorCode code, const std::string& needle,
+// Runs `call`, which must throw Error(code) whose message contains every one of `needles`; `watched` must be
+// unchanged.
+void expect_error(const std::function<void()>& call, ErrorCode code, const std::vector<std::string>& needles,
                   std::vector<const Tensor*> watched = {}) {
   std::vector<std::vector<std::byte>> before;
   for (const Tensor* t : watched) before.push_back(bytes_of(*t));
@@ -54,10 +58,14 @@ void expect_error(const std::function<void()>& call, ErrorCode code, const std::
     threw = true;
     INFO("message: ", std::string(e.what()));
     CHECK(e.code() == code);
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
+    for (const std::string& needle : needles) CHECK(std::string(e.what()).find(needle) != std::string::npos);
   }
-  CHECK_MESSAGE(threw, "expected Error(", to_string(code), ") mentioning '", needle, "'");
+  CHECK_MESSAGE(threw, "expected Error(", to_string(code), ") mentioning '", needles.front(), "'");
   for (std::size_t i = 0; i < watched.size(); ++i) CHECK(bytes_of(*watched[i]) == before[i]);
+}
+void expect_error(const std::function<void()>& call, ErrorCode code, const std::string& needle,
+                  std::vector<const Tensor*> watched = {}) {
+  expect_error(call, code, std::vector<std::string>{needle}, std::move(watched));
 }
 
 // attention_forward, plan_attention and prepare_attention share the checks: each must reject the call the same way
@@ -319,4 +327,338 @@ TEST_CASE("bad input: tensor construction and copies") {
                ErrorCode::DeviceMismatch, "Tensor::wrap_vulkan: needs a vulkan device");
   expect_error([&] { (void)Device::open(Backend::Cpu, 5); }, ErrorCode::InvalidArgument, "device index: 5 out of range");
   expect_error([&] { (void)parse_dtype("f8"); }, ErrorCode::InvalidArgument, "dtype: unknown value 'f8'");
+}
+
+// ---- The backward (validate_backward, and the workspace size check of attention_backward). ----------------------
+
+namespace {
+
+// A second device, for the rules a machine with only the CPU device cannot otherwise reach: it forwards everything to
+// the CPU device but is another device, can cap the elements its kernels index, and can ask for a backward workspace.
+class ProxyDevice final : public detail::DeviceImpl {
+ public:
+  ProxyDevice(std::uint64_t max_index, std::size_t workspace)
+      : cpu_(Device::open(Backend::Cpu).impl()), max_index_(max_index), workspace_(workspace) {
+    info_ = cpu_->info();
+    info_.index = 1;
+    info_.name = "CPU proxy";
+  }
+  const DeviceInfo& info() const override { return info_; }
+  std::uint64_t max_index_elements() const override { return max_index_; }
+  std::uint64_t alloc(std::size_t bytes) override { return cpu_->alloc(bytes); }
+  void free(std::uint64_t handle) noexcept override { cpu_->free(handle); }
+  void upload(detail::BufferRef dst, const void* src, std::size_t n) override { cpu_->upload(dst, src, n); }
+  void download(void* dst, detail::BufferRef src, std::size_t n) override { cpu_->download(dst, src, n); }
+  detail::Plan plan(const detail::AttnArgs& a, const std::optional<Path>& forced) const override {
+    return cpu_->plan(a, forced);
+  }
+  void run(const detail::Plan& p, const detail::AttnArgs& a) override { cpu_->run(p, a); }
+  detail::Plan plan_backward(const detail::BwdArgs& g, const std::optional<Path>& forced) const override {
+    detail::Plan p = cpu_->plan_backward(g, forced);
+    p.workspace_bytes = workspace_;
+    return p;
+  }
+  void run_backward(const detail::Plan& p, const detail::BwdArgs& g) override { cpu_->run_backward(p, g); }
+  void sync() override {}
+
+ private:
+  std::shared_ptr<detail::DeviceImpl> cpu_;
+  DeviceInfo info_;
+  std::uint64_t max_index_;
+  std::size_t workspace_;
+};
+
+Device proxy_device(std::uint64_t max_index = std::uint64_t{1} << 62, std::size_t workspace = 0) {
+  return Device(std::make_shared<ProxyDevice>(max_index, workspace));
+}
+
+// The tensors of one backward call (B 2, Sq 5, Sk 7, heads 4/2, D 64, f16); the gradients start filled with
+// Fixture::kOutByte, so a rejected call that wrote anything shows.
+struct BwdFixture {
+  Device dev;
+  Tensor q, k, v, out, lse, dout, dq, dk, dv;
+  static Shape qs() { return Shape::of(2, 5, 4, 64); }
+  static Shape ks() { return Shape::of(2, 7, 2, 64); }
+  explicit BwdFixture(Device d = Device::open(Backend::Cpu)) : dev(std::move(d)) {
+    auto make = [&](DType dt, const Shape& s, int byte) { return Fixture::filled(Tensor::empty(dev, dt, s), byte); };
+    q = make(DType::F16, qs(), 0x11);
+    k = make(DType::F16, ks(), 0x22);
+    v = make(DType::F16, ks(), 0x33);
+    out = make(DType::F16, qs(), 0x3C);
+    lse = make(DType::F32, Shape::of(2, 4, 5), 0x40);
+    dout = make(DType::F16, qs(), 0x44);
+    dq = make(DType::F16, qs(), Fixture::kOutByte);
+    dk = make(DType::F16, ks(), Fixture::kOutByte);
+    dv = make(DType::F16, ks(), Fixture::kOutByte);
+  }
+};
+
+// One backward call's arguments: the fixture's, with some replaced.
+struct BwdCall {
+  const Tensor *q, *k, *v, *out, *lse, *dout;
+  Tensor *dq, *dk, *dv;
+  explicit BwdCall(BwdFixture& f)
+      : q(&f.q), k(&f.k), v(&f.v), out(&f.out), lse(&f.lse), dout(&f.dout), dq(&f.dq), dk(&f.dk), dv(&f.dv) {}
+};
+
+// attention_backward and plan_attention_backward share the checks: each must reject the call with `code` and a
+// message holding every needle, and leave the fixture's gradients (and `watched`) as they were.
+void expect_bwd_error(BwdFixture& f, const BwdCall& c, const Options& opt, ErrorCode code,
+                      const std::vector<std::string>& needles, std::vector<const Tensor*> watched = {}) {
+  for (const Tensor* t : {&f.dq, &f.dk, &f.dv}) watched.push_back(t);
+  expect_error([&] { attention_backward(*c.q, *c.k, *c.v, *c.out, *c.lse, *c.dout, *c.dq, *c.dk, *c.dv, opt); },
+               code, needles, watched);
+  expect_error([&] { plan_attention_backward(*c.q, *c.k, *c.v, *c.out, *c.lse, *c.dout, *c.dq, *c.dk, *c.dv, opt); },
+               code, needles, watched);
+}
+
+Tensor*& grad_slot(BwdCall& c, const std::string& name) { return name == "dq" ? c.dq : name == "dk" ? c.dk : c.dv; }
+// Points the named argument of c at t.
+void set_arg(BwdCall& c, const std::string& name, Tensor& t) {
+  if (name == "dout") c.dout = &t;
+  else grad_slot(c, name) = &t;
+}
+// dout and dq are shaped like q, dk and dv like k and v.
+bool shaped_like_q(const std::string& name) { return name == "dout" || name == "dq"; }
+
+using Needles = std::vector<std::string>;
+
+// The rules every one of dout, dq, dk, dv obeys: the call with that argument replaced by make(name, the shape it
+// should have) must fail with `code` and needles(name), writing nothing (the replacement included).
+void expect_each_arg_error(BwdFixture& f, ErrorCode code,
+                           const std::function<Tensor(const std::string&, const Shape&)>& make,
+                           const std::function<Needles(const std::string&)>& needles) {
+  for (const std::string name : {"dout", "dq", "dk", "dv"}) {
+    INFO(name);
+    Tensor t = make(name, shaped_like_q(name) ? BwdFixture::qs() : BwdFixture::ks());
+    if (t.defined()) t = Fixture::filled(t, Fixture::kOutByte);
+    BwdCall c(f);
+    set_arg(c, name, t);
+    std::vector<const Tensor*> watched;
+    if (t.defined()) watched.push_back(&t);
+    expect_bwd_error(f, c, {}, code, needles(name), watched);
+  }
+}
+
+// A `make` for expect_each_arg_error: an f16 tensor of reshape(the shape the argument should have).
+std::function<Tensor(const std::string&, const Shape&)> reshaped(BwdFixture& f, Shape (*reshape)(const Shape&)) {
+  return [&f, reshape](const std::string&, const Shape& s) { return Tensor::empty(f.dev, DType::F16, reshape(s)); };
+}
+
+}  // namespace
+
+TEST_CASE("bad input (backward): the fixture's call is valid") {
+  BwdFixture f;
+  const Result plan = plan_attention_backward(f.q, f.k, f.v, f.out, f.lse, f.dout, f.dq, f.dk, f.dv);
+  CHECK(plan.kernel == "cpu_reference_bwd<f16>");
+  CHECK(plan.workspace_bytes == 0);
+  CHECK_NOTHROW(attention_backward(f.q, f.k, f.v, f.out, f.lse, f.dout, f.dq, f.dk, f.dv));
+  CHECK(bytes_of(f.dq) != std::vector<std::byte>(f.dq.extent_bytes(), std::byte(Fixture::kOutByte)));
+}
+
+TEST_CASE("bad input (backward): lse undefined") {
+  BwdFixture f;
+  BwdCall c(f);
+  Tensor none;
+  c.lse = &none;
+  expect_bwd_error(f, c, {}, ErrorCode::InvalidArgument, {"lse: tensor is undefined"});
+}
+
+TEST_CASE("bad input (backward): lse shape and dtype") {
+  BwdFixture f;
+  BwdCall c(f);
+  Tensor wrong = Fixture::filled(Tensor::empty(f.dev, DType::F32, Shape::of(2, 5, 4)), 0);
+  c.lse = &wrong;
+  expect_bwd_error(f, c, {}, ErrorCode::ShapeMismatch, {"lse: shape [2, 5, 4] must be [batch, heads, seqlen_q]"});
+  Tensor half = Fixture::filled(Tensor::empty(f.dev, DType::F16, f.lse.shape()), 0);
+  c.lse = &half;
+  expect_bwd_error(f, c, {}, ErrorCode::DTypeMismatch, {"lse: dtype must be f32, got f16"});
+}
+
+TEST_CASE("bad input (backward): dout, dq, dk, dv undefined") {
+  BwdFixture f;
+  expect_each_arg_error(f, ErrorCode::InvalidArgument, [](const std::string&, const Shape&) { return Tensor(); },
+                        [](const std::string& name) { return Needles{name + ": tensor is undefined"}; });
+}
+
+TEST_CASE("bad input (backward): dout, dq, dk, dv rank") {
+  BwdFixture f;
+  const auto rank3 = [](const Shape& s) { return Shape::of(s[0], s[1], s[2] * s[3]); };
+  expect_each_arg_error(f, ErrorCode::InvalidArgument, reshaped(f, rank3),
+                        [](const std::string& name) { return Needles{name + ": must have rank 4"}; });
+}
+
+TEST_CASE("bad input (backward): dout, dq, dk, dv shape") {
+  BwdFixture f;
+  const auto longer = [](const Shape& s) { return Shape::of(s[0], s[1] + 1, s[2], s[3]); };
+  expect_each_arg_error(f, ErrorCode::ShapeMismatch, reshaped(f, longer), [](const std::string& name) {
+    return Needles{name + ": shape [", "differs from " + (shaped_like_q(name) ? "q" : name.substr(1)) + "'s"};
+  });
+}
+
+TEST_CASE("bad input (backward): dout, dq, dk, dv dtype") {
+  BwdFixture f;
+  expect_each_arg_error(
+      f, ErrorCode::DTypeMismatch,
+      [&](const std::string&, const Shape& s) { return Tensor::empty(f.dev, DType::BF16, s); },
+      [](const std::string& name) { return Needles{name + ": dtype bf16 differs from q's f16"}; });
+}
+
+TEST_CASE("bad input (backward): dout, dq, dk, dv head_dim stride") {
+  BwdFixture f;
+  expect_each_arg_error(
+      f, ErrorCode::BadStride,
+      [&](const std::string&, const Shape& s) {  // every other element of rows twice as long
+        Tensor wide = Tensor::empty(f.dev, DType::F16, Shape::of(s[0], s[1], s[2], 2 * s[3]));
+        return wide.as_strided(s, Strides{{s[1] * s[2] * 2 * s[3], s[2] * 2 * s[3], 2 * s[3], 2}});
+      },
+      [](const std::string& name) { return Needles{name + ": head_dim stride must be 1 (contiguous), got 2"}; });
+}
+
+TEST_CASE("bad input (backward): dout, dq, dk, dv on another device") {
+  BwdFixture f;
+  const Device other = proxy_device();
+  expect_each_arg_error(
+      f, ErrorCode::DeviceMismatch,
+      [&](const std::string&, const Shape& s) { return Tensor::empty(other, DType::F16, s); },
+      [](const std::string& name) {
+        return Needles{name + ": is on device cpu:1 (CPU proxy) but q is on cpu:0",
+                       "all tensors must be on one device"};
+      });
+}
+
+TEST_CASE("bad input (backward): dq, dk, dv strides that make elements overlap") {
+  BwdFixture f;
+  for (const std::string name : {"dq", "dk", "dv"}) {
+    INFO(name);
+    const Shape s = name == std::string("dq") ? BwdFixture::qs() : BwdFixture::ks();
+    Tensor base = Fixture::filled(Tensor::empty(f.dev, DType::F16, s), Fixture::kOutByte);
+    Tensor heads_alike = base.as_strided(s, Strides{{s[1] * s[3], s[3], 0, 1}});  // every head the same memory
+    BwdCall c(f);
+    set_arg(c, name, heads_alike);
+    expect_bwd_error(f, c, {}, ErrorCode::BadStride,
+                     {std::string(name) + ": strides make elements overlap; an output needs distinct elements"},
+                     {&base});
+  }
+}
+
+TEST_CASE("bad input (backward): a gradient beyond the device's index range") {
+  // The device indexes 10000 elements: q and the other contiguous tensors (at most 2560 elements) fit; dq with head
+  // rows padded to 1024 elements (2·5·4·1024 - 960 from its first element to past its last) does not.
+  BwdFixture f(proxy_device(10000));
+  Tensor padded = Fixture::filled(Tensor::empty(f.dev, DType::F16, Shape::of(2, 5, 4, 1024)), Fixture::kOutByte);
+  Tensor dq = padded.as_strided(BwdFixture::qs(), Strides{{5 * 4 * 1024, 4 * 1024, 1024, 1}});
+  BwdCall c(f);
+  c.dq = &dq;
+  expect_bwd_error(f, c, {}, ErrorCode::Overflow, {"dq: addresses 40000 elements", "index at most 10000"}, {&padded});
+}
+
+TEST_CASE("bad input (backward): gradients overlapping inputs") {
+  BwdFixture f;
+  {
+    BwdCall c(f);
+    c.dq = &f.q;  // dq aliasing q
+    expect_bwd_error(f, c, {}, ErrorCode::Aliasing, {"dq: overlaps q's memory"}, {&f.q});
+  }
+  {
+    BwdCall c(f);
+    Tensor k_view = f.k.as_strided(BwdFixture::ks(), Strides::contiguous(BwdFixture::ks()));
+    c.dk = &k_view;  // dk aliasing k through another handle
+    expect_bwd_error(f, c, {}, ErrorCode::Aliasing, {"dk: overlaps k's memory"}, {&f.k});
+  }
+  {
+    BwdCall c(f);
+    Tensor in_dout = f.dout.as_strided(BwdFixture::ks(), Strides::contiguous(BwdFixture::ks()), 64);
+    c.dv = &in_dout;  // dv inside dout's memory
+    expect_bwd_error(f, c, {}, ErrorCode::Aliasing, {"dv: overlaps dout's memory"}, {&f.dout});
+  }
+  {
+    // dq over lse's memory (two host views of one buffer).
+    std::vector<float> host(static_cast<std::size_t>(BwdFixture::qs().numel()), 7.0f);
+    const Shape qs = BwdFixture::qs();
+    Tensor dq = Tensor::wrap_host(f.dev, host.data(), DType::F16, qs, Strides::contiguous(qs));
+    Tensor lse = Tensor::wrap_host(f.dev, host.data(), DType::F32, f.lse.shape(), Strides::contiguous(f.lse.shape()));
+    BwdCall c(f);
+    c.dq = &dq;
+    c.lse = &lse;
+    expect_bwd_error(f, c, {}, ErrorCode::Aliasing, {"dq: overlaps lse's memory"}, {&dq});
+  }
+}
+
+TEST_CASE("bad input (backward): gradients overlapping each other") {
+  BwdFixture f;
+  // dq and dk as views of one buffer whose ranges share 64 elements; either may be the one named first.
+  Tensor base = Fixture::filled(Tensor::empty(f.dev, DType::F16, Shape::of(1, 1, 1, 2560 + 1792 - 64)),
+                                Fixture::kOutByte);
+  Tensor dq = base.as_strided(BwdFixture::qs(), Strides::contiguous(BwdFixture::qs()));
+  Tensor dk = base.as_strided(BwdFixture::ks(), Strides::contiguous(BwdFixture::ks()), 2560 - 64);
+  BwdCall c(f);
+  c.dq = &dq;
+  c.dk = &dk;
+  expect_bwd_error(f, c, {}, ErrorCode::Aliasing, {"overlaps", "dq", "dk"}, {&base});
+  // dv as another handle on dk's memory.
+  Tensor dk_again = f.dk.as_strided(BwdFixture::ks(), Strides::contiguous(BwdFixture::ks()));
+  BwdCall c2(f);
+  c2.dv = &dk_again;
+  expect_bwd_error(f, c2, {}, ErrorCode::Aliasing, {"overlaps", "dk", "dv"});
+}
+
+// The same Tensor object passed as two gradients overlaps itself.
+TEST_CASE("bad input (backward): the same tensor as dk and dv") {
+  BwdFixture f;
+  BwdCall c(f);
+  c.dv = &f.dk;
+  expect_bwd_error(f, c, {}, ErrorCode::Aliasing, {"overlaps", "dk", "dv"});
+}
+
+TEST_CASE("bad input (backward): options.workspace") {
+  BwdFixture f;
+  const BwdCall c(f);
+  SUBCASE("undefined") {
+    Tensor none;
+    Options opt;
+    opt.workspace = &none;
+    expect_bwd_error(f, c, opt, ErrorCode::InvalidArgument, {"options.workspace: tensor is undefined"});
+  }
+  SUBCASE("on another device") {
+    Tensor ws = Fixture::filled(Tensor::empty(proxy_device(), DType::F32, Shape::of(1, 1, 256)), 0x77);
+    Options opt;
+    opt.workspace = &ws;
+    expect_bwd_error(f, c, opt, ErrorCode::DeviceMismatch, {"options.workspace: is on device cpu:1"}, {&ws});
+  }
+  SUBCASE("not contiguous") {
+    Tensor base = Fixture::filled(Tensor::empty(f.dev, DType::F32, Shape::of(1, 16, 32)), 0x77);
+    Tensor ws = base.as_strided(Shape::of(1, 16, 16), Strides{{512, 32, 1}});
+    Options opt;
+    opt.workspace = &ws;
+    expect_bwd_error(f, c, opt, ErrorCode::BadStride, {"options.workspace: must be contiguous"}, {&base});
+  }
+  SUBCASE("overlapping an input") {
+    Tensor ws = f.lse.as_strided(Shape::of(1, 1, 8), Strides::contiguous(Shape::of(1, 1, 8)));
+    Options opt;
+    opt.workspace = &ws;
+    expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"options.workspace: overlaps lse's memory"}, {&f.lse});
+  }
+  SUBCASE("overlapping a gradient") {
+    Tensor ws = f.dv.as_strided(Shape::of(1, 1, 64), Strides::contiguous(Shape::of(1, 1, 64)), 128);
+    Options opt;
+    opt.workspace = &ws;
+    expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"options.workspace: overlaps dv's memory"});
+  }
+}
+
+TEST_CASE("bad input (backward): options.workspace smaller than the path needs") {
+  // The proxy's backward needs 4096 bytes of workspace; the CPU reference itself needs none.
+  BwdFixture f(proxy_device(std::uint64_t{1} << 62, 4096));
+  const BwdCall c(f);
+  CHECK(plan_attention_backward(f.q, f.k, f.v, f.out, f.lse, f.dout, f.dq, f.dk, f.dv).workspace_bytes == 4096);
+  Tensor small = Fixture::filled(Tensor::empty(f.dev, DType::F32, Shape::of(1, 1, 1023)), 0x77);
+  Options opt;
+  opt.workspace = &small;
+  expect_bwd_error(f, c, opt, ErrorCode::InvalidArgument,
+                   {"options.workspace: holds 4092 bytes; cpu_reference needs 4096", "workspace_bytes"}, {&small});
+  // Any dtype and rank will do once it is large enough.
+  Tensor enough = Tensor::empty(f.dev, DType::F16, Shape::of(1, 1, 2048));
+  opt.workspace = &enough;
+  CHECK(attention_backward(f.q, f.k, f.v, f.out, f.lse, f.dout, f.dq, f.dk, f.dv, opt).workspace_bytes == 4096);
 }

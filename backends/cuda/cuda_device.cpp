@@ -1,6 +1,6 @@
 // The CUDA backend's DeviceImpl: one device per CUDA ordinal. Memory through cudaMalloc/cudaMemcpy, calls planned
 // over the kernel families (sm90 first on Hopper, then sm80) and launched through each family's launch layer.
-#include "attn/fwd_params.hpp"
+#include "attn/bwd_params.hpp"
 #include "tile/constants.hpp"
 #include "backend.hpp"
 #include "checked.hpp"
@@ -28,6 +28,7 @@ namespace {
 constexpr bool kSm90Built = FLASHTILE_CUDA_SM90_BUILT != 0;
 constexpr int kMinCc = 80;
 constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+constexpr std::uint64_t kWorkspaceAlign = 256;  // what the backward families carve their scratch at
 
 std::string cuda_error_text(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -163,17 +164,60 @@ class CudaDevice final : public DeviceImpl {
       }
       order.push_back(std::move(c));
     }
-    // A forced path this device never lists (sm90 on an sm_86, or not compiled) still gets a reason.
-    if (forced && std::none_of(order.begin(), order.end(), [&](const PathCheck& c) { return c.path == *forced; })) {
-      std::string why;
-      if (*forced == Path::CudaSm90)
-        why = !kSm90Built ? "sm90 kernel not built (needs 90a in CMAKE_CUDA_ARCHITECTURES)"
-                          : "device is sm_" + std::to_string(cc_) + ", needs sm_90";
-      else
-        why = "not a CUDA path";
-      order.push_back({*forced, why, ""});
+    return choose(std::move(order), forced);
+  }
+
+  Plan plan_backward(const BwdArgs& g, const std::optional<Path>& forced) const override {
+    if (cc_ < kMinCc) throw Error(ErrorCode::Unsupported, too_old());
+    const DeviceScope scope(ordinal_);
+    const cuda::BwdParams p = bwd_params(g);
+    if (g.has_workspace && (g.workspace.buf.handle + g.workspace.buf.offset) % kWorkspaceAlign != 0)
+      throw Error(ErrorCode::InvalidArgument,
+                  "options.workspace: must start at a " + std::to_string(kWorkspaceAlign) + "-byte aligned address");
+    const std::string common = common_why_not(g.fwd);
+    std::vector<PathCheck> order;
+    for (Path path : info_.paths) {
+      PathCheck c{path, common, ""};
+      const bool sm90 = path == Path::CudaSm90;
+      if (c.why_not.empty()) c.why_not = sm90 ? cuda::sm90_bwd_supports(p) : cuda::sm80_bwd_supports(p);
+      if (c.why_not.empty()) {
+        c.kernel = sm90 ? cuda::sm90_bwd_name(p) : cuda::sm80_bwd_name(p);
+        c.workspace_bytes = sm90 ? cuda::sm90_bwd_workspace(p) : cuda::sm80_bwd_workspace(p);
+      }
+      order.push_back(std::move(c));
     }
-    return choose_path(order, forced, info_.name + " (cuda:" + std::to_string(ordinal_) + ")", &info_.paths);
+    return choose(std::move(order), forced);
+  }
+
+  void run_backward(const Plan& plan, const BwdArgs& g) override {
+    const DeviceScope scope(ordinal_);
+    cuda::BwdParams p = bwd_params(g);
+    const bool own = g.fwd.cuda_stream == nullptr;
+    auto stream = static_cast<cudaStream_t>(own ? own_stream() : g.fwd.cuda_stream);
+    p.f.stream = stream;
+    cudaGetLastError();
+    // Scratch: the caller's, or stream-ordered from the device's pool (capturable in a CUDA graph, no host sync).
+    void* pooled = nullptr;
+    if (g.has_workspace)
+      p.workspace = ptr(g.workspace.buf);
+    else if (plan.workspace_bytes > 0) {
+      check(cudaMallocAsync(&pooled, plan.workspace_bytes, stream), "cuda backward workspace");
+      p.workspace = pooled;
+    }
+    try {
+      if (plan.path == Path::CudaSm90)
+        cuda::sm90_bwd_launch(p);
+      else if (plan.path == Path::CudaSm80)
+        cuda::sm80_bwd_launch(p);
+      else
+        throw Error(ErrorCode::Unsupported, "cuda: path " + std::string(to_string(plan.path)) + " is not a CUDA path");
+    } catch (...) {
+      if (pooled) cudaFreeAsync(pooled, stream);
+      throw;
+    }
+    if (pooled) check(cudaFreeAsync(pooled, stream), "cuda backward workspace");
+    check(cudaGetLastError(), ("cuda launch " + plan.kernel).c_str());
+    if (own) check(cudaStreamSynchronize(stream), ("cuda run " + plan.kernel).c_str());
   }
 
   void run(const Plan& plan, const AttnArgs& args) override {
@@ -199,6 +243,21 @@ class CudaDevice final : public DeviceImpl {
 
  private:
   static void* ptr(BufferRef b) { return reinterpret_cast<void*>(b.handle + b.offset); }
+
+  // choose_path over this device's paths; a forced path it never lists (sm90 on an sm_86, or not compiled) still
+  // gets a reason.
+  Plan choose(std::vector<PathCheck> order, const std::optional<Path>& forced) const {
+    if (forced && std::none_of(order.begin(), order.end(), [&](const PathCheck& c) { return c.path == *forced; })) {
+      std::string why;
+      if (*forced == Path::CudaSm90)
+        why = !kSm90Built ? "sm90 kernel not built (needs 90a in CMAKE_CUDA_ARCHITECTURES)"
+                          : "device is sm_" + std::to_string(cc_) + ", needs sm_90";
+      else
+        why = "not a CUDA path";
+      order.push_back({*forced, why, ""});
+    }
+    return choose_path(order, forced, device_label(info_), &info_.paths);
+  }
 
   std::string too_old() const {
     return "device sm_" + std::to_string(cc_) + ": flashtile needs sm_80 or newer";
@@ -241,6 +300,21 @@ class CudaDevice final : public DeviceImpl {
     p.stream = a.cuda_stream;
     p.num_sms = sms_;
     p.device_cc = cc_;
+    return p;
+  }
+
+  cuda::BwdParams bwd_params(const BwdArgs& g) const {
+    cuda::BwdParams p;
+    p.f = params(g.fwd);
+    p.dout = ptr(g.dout.buf);
+    p.dq = ptr(g.dq.buf);
+    p.dk = ptr(g.dk.buf);
+    p.dv = ptr(g.dv.buf);
+    p.do_sb = g.dout.strides[0], p.do_ss = g.dout.strides[1], p.do_sh = g.dout.strides[2];
+    p.dq_sb = g.dq.strides[0], p.dq_ss = g.dq.strides[1], p.dq_sh = g.dq.strides[2];
+    p.dk_sb = g.dk.strides[0], p.dk_ss = g.dk.strides[1], p.dk_sh = g.dk.strides[2];
+    p.dv_sb = g.dv.strides[0], p.dv_ss = g.dv.strides[1], p.dv_sh = g.dv.strides[2];
+    p.deterministic = g.deterministic;
     return p;
   }
 

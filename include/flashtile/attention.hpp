@@ -4,6 +4,7 @@
 #include <flashtile/tensor.hpp>
 #include <flashtile/types.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,14 @@ struct Options {
   // Result::reduced_precision says when it happened. Its error bound is looser (README: reduced-precision
   // accumulation), and O cannot overflow while |v| < 32. Every other path ignores it.
   bool allow_reduced_precision_accumulation = false;
+  // Backward only. dq, dk and dv bit-identical run to run on one device: no float atomics whose order varies
+  // (docs/PERFORMANCE.md says what it costs on each path). The CPU reference is always deterministic.
+  bool deterministic = false;
+  // Backward only. Scratch for the call (the f32 dQ accumulator and row statistics): a contiguous tensor on the
+  // call's device of at least Result::workspace_bytes bytes (from plan_attention_backward), any dtype, overlapping no
+  // other argument. Null: the device's own stream-ordered pool (CUDA: cudaMallocAsync on the call's stream). Either
+  // way a call allocates nothing synchronously and never waits on the host, so it can be captured in a CUDA graph.
+  const Tensor* workspace = nullptr;
 };
 
 struct Result {
@@ -29,6 +38,7 @@ struct Result {
   std::string note;      // why faster paths were passed over, one line each; empty when the fastest ran
   bool asynchronous = false;  // true when work was queued on the caller's stream or command buffer
   bool reduced_precision = false;  // the kernel accumulated O in f16 (Options::allow_reduced_precision_accumulation)
+  std::size_t workspace_bytes = 0;  // backward: the scratch the path needs, O(B·H·S·D), never O(S²)
 };
 
 // q: [B, Sq, Hq, D], k and v: [B, Sk, Hkv, D], out: [B, Sq, Hq, D] (dtype of q), lse (optional): f32 [B, Hq, Sq]
@@ -51,5 +61,20 @@ Result plan_attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
 // build (CUDA loads a kernel's module lazily on its first launch: milliseconds).
 Result prepare_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
                          const Options& options = {});
+
+// The gradients of attention_forward: given its inputs, its output `out` and its `lse` (both as the forward wrote
+// them, with the same options), and dout = ∂loss/∂out, write dq = ∂loss/∂q, dk and dv. The backward recomputes the
+// attention matrix tile by tile from q, k and lse instead of storing it. dout and dq are shaped like q, dk and dv
+// like k and v (any strides with a contiguous head dim; dtype of q); with GQA, dk and dv sum over the query heads of a
+// group. Rows that saw no key (lse = -inf) give zero gradients. dq, dk and dv may not overlap any input, each other
+// or the workspace. All checks run before any work; a rejected call throws Error and writes nothing.
+Result attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                          const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv, const Options& options = {});
+
+// The path attention_backward would take, its workspace_bytes and the reasons for passing over faster paths,
+// without running anything. Throws the same errors attention_backward would.
+Result plan_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                               const Tensor& lse, const Tensor& dout, const Tensor& dq, const Tensor& dk,
+                               const Tensor& dv, const Options& options = {});
 
 }  // namespace flashtile

@@ -82,6 +82,10 @@ typedef struct ft_options {
   int allow_reduced_precision_accumulation; /* 1: paths may accumulate O in f16 where faster (Options in
                                                 attention.hpp says which and how far); 0 (default): never */
   int has_scale; /* 1: use scale; 0 (default): 1/sqrt(head_dim). Since 0.3.0, when NaN stopped meaning "default" */
+  /* Backward only (since 0.4.0). */
+  int deterministic;          /* 1: dq, dk, dv bit-identical run to run on one device; 0 (default): fastest */
+  const ft_tensor* workspace; /* scratch of at least ft_result.workspace_bytes (ft_attention_backward_plan), contiguous,
+                                 256-byte aligned on CUDA; NULL (default): the device's stream-ordered pool */
 } ft_options;
 
 typedef struct ft_result {
@@ -92,6 +96,7 @@ typedef struct ft_result {
   char kernel[128]; /* the kernel or shader variant, e.g. "sm90_fwd<d128,bf16,causal>" */
   char note[512];   /* why faster paths were passed over; empty when the fastest ran (truncated if longer) */
   int reduced_precision; /* 1 when the kernel accumulated O in f16 (allow_reduced_precision_accumulation) */
+  uint64_t workspace_bytes; /* backward: the scratch the path needs (since 0.4.0) */
 } ft_result;
 
 /* ---- Library. ------------------------------------------------------------------------------------------------- */
@@ -165,6 +170,19 @@ FT_API ft_status ft_attention_plan(const ft_tensor* q, const ft_tensor* k, const
 FT_API ft_status ft_attention_prepare(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v,
                                       const ft_tensor* out, const ft_tensor* lse, const ft_options* options,
                                       ft_result* result);
+
+/* The gradients of ft_attention_forward (C++ attention_backward): from q, k, v, the forward's out and lse (f32
+ * [B, Hq, Sq], required) and dout = dloss/dout, write dq (like q), dk and dv (like k and v; with GQA summed over a
+ * group's query heads). Rows that saw no key give zero gradients. A rejected call writes nothing. */
+FT_API ft_status ft_attention_backward(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v,
+                                       const ft_tensor* out, const ft_tensor* lse, const ft_tensor* dout,
+                                       ft_tensor* dq, ft_tensor* dk, ft_tensor* dv, const ft_options* options,
+                                       ft_result* result);
+/* The path such a call would take, its workspace_bytes and why faster paths were passed over, running nothing. */
+FT_API ft_status ft_attention_backward_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v,
+                                            const ft_tensor* out, const ft_tensor* lse, const ft_tensor* dout,
+                                            const ft_tensor* dq, const ft_tensor* dk, const ft_tensor* dv,
+                                            const ft_options* options, ft_result* result);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-"""flashtile: exact attention (FlashAttention forward) on CUDA, Vulkan and the CPU, through the library's C API.
+"""flashtile: exact attention (FlashAttention forward and backward) on CUDA, Vulkan and the CPU, through the
+library's C API.
 
 ctypes only: no compiled extension, no dependency. The shared library is found through, in order, the environment
 variable FLASHTILE_LIBRARY (a file), the library a CMake install put this package next to (_library.py, written by
@@ -7,10 +8,14 @@ then the dynamic loader's own search (libflashtile.so.0 in LD_LIBRARY_PATH or a 
 
     out = flashtile.attention(q, k, v, causal=True)                 # PyTorch CUDA tensors [B, S, H, D]: no copies,
     out, lse = flashtile.attention(q, k, v, return_lse=True)        # runs on torch.cuda.current_stream()
+    out.sum().backward()                                            # differentiable for torch tensors (autograd,
+                                                                    # torch.compile), backward on the current stream
+    dq, dk, dv = flashtile.attention_backward(q, k, v, out, lse, dout)   # the gradients, explicitly
 
 Without PyTorch, q, k and v may be buffer-protocol objects (numpy arrays, shaped memoryviews) or HostArray wrappers
 around flat buffers (array.array, bytearray) with a shape and dtype: they are uploaded, run on the chosen backend
-(CPU or Vulkan; CUDA works too) and the output is downloaded.
+(CPU or Vulkan; CUDA works too) and the output is downloaded. The torch part (custom ops, autograd) lives in
+flashtile/_torch.py, imported on the first torch tensor.
 
 Library errors raise flashtile.Error subclasses that also derive from the matching built-in exception
 (InvalidArgument is a ValueError, OutOfMemory a MemoryError...), with .code (the C API's ft_status) and .message.
@@ -24,12 +29,13 @@ import math
 import operator
 import os
 import struct
+import sys
 import threading
 from collections import namedtuple
 from typing import Any, List, Optional, Sequence, Tuple
 
 __all__ = [
-    "attention", "plan", "devices", "unavailable_reason", "version", "last_result", "Device", "DeviceInfo",
+    "attention", "attention_backward", "plan", "plan_backward", "devices", "unavailable_reason", "version", "last_result", "Device", "DeviceInfo",
     "Result", "HostArray", "Error", "InvalidArgument", "ShapeMismatch", "DTypeMismatch", "BadStride",
     "DeviceMismatch", "Aliasing", "Overflow", "Unsupported", "BackendUnavailable", "BackendFailure",
     "OutOfMemory", "InternalError", "library_path",
@@ -128,18 +134,21 @@ class _DeviceInfo(ctypes.Structure):
 class _Options(ctypes.Structure):
     _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int), ("path", ctypes.c_int),
                 ("cuda_stream", ctypes.c_void_p), ("vk_command_buffer", ctypes.c_void_p),
-                ("allow_reduced_precision_accumulation", ctypes.c_int), ("has_scale", ctypes.c_int)]
+                ("allow_reduced_precision_accumulation", ctypes.c_int), ("has_scale", ctypes.c_int),
+                ("deterministic", ctypes.c_int), ("workspace", ctypes.c_void_p)]  # since 0.4.0: backward only
 
 
 class _Result(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_int), ("path", ctypes.c_int), ("asynchronous", ctypes.c_int),
                 ("path_name", ctypes.c_char * 32), ("kernel", ctypes.c_char * 128), ("note", ctypes.c_char * 512),
-                ("reduced_precision", ctypes.c_int)]
+                ("reduced_precision", ctypes.c_int), ("workspace_bytes", ctypes.c_uint64)]
 
 
 DeviceInfo = namedtuple("DeviceInfo", "backend index name software paths")
-# reduced_precision: the kernel accumulated O in f16 (allowed by allow_reduced_precision=True).
-Result = namedtuple("Result", "backend path kernel note asynchronous reduced_precision", defaults=(False,))
+# reduced_precision: the kernel accumulated O in f16 (allowed by allow_reduced_precision=True). workspace_bytes: the
+# scratch a backward path needs (plan_backward), 0 for the forward.
+Result = namedtuple("Result", "backend path kernel note asynchronous reduced_precision workspace_bytes",
+                    defaults=(False, 0))
 
 # ---- Loading the library. ------------------------------------------------------------------------------------------
 
@@ -200,6 +209,8 @@ def _declare(lib) -> None:
                                          ctypes.POINTER(_Result)]),
         "ft_attention_plan": (c_int, [c_vp, c_vp, c_vp, c_vp, c_vp, ctypes.POINTER(_Options),
                                       ctypes.POINTER(_Result)]),
+        "ft_attention_backward": (c_int, [c_vp] * 9 + [ctypes.POINTER(_Options), ctypes.POINTER(_Result)]),
+        "ft_attention_backward_plan": (c_int, [c_vp] * 9 + [ctypes.POINTER(_Options), ctypes.POINTER(_Result)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -405,15 +416,16 @@ _tls = threading.local()
 
 
 def last_result() -> Optional[Result]:
-    """The Result (backend, path, kernel, note, asynchronous, reduced_precision) of this thread's most recent
-    attention() call."""
+    """The Result (backend, path, kernel, note, asynchronous, reduced_precision, workspace_bytes) of this thread's
+    most recent attention() or attention_backward() call (for torch tensors: the most recent that ran eagerly)."""
     return getattr(_tls, "result", None)
 
 
 def _options(causal: bool, scale: Optional[float], path, stream: int = 0, command_buffer: int = 0,
-             reduced: bool = False) -> _Options:
+             reduced: bool = False, deterministic: bool = False) -> _Options:
     o = _Options()
     o.allow_reduced_precision_accumulation = 1 if reduced else 0
+    o.deterministic = 1 if deterministic else 0
     value = _scale_value(scale)
     o.has_scale, o.scale = (0, 0.0) if value is None else (1, value)
     o.causal = 1 if causal else 0
@@ -425,7 +437,8 @@ def _options(causal: bool, scale: Optional[float], path, stream: int = 0, comman
 
 def _to_result(r: _Result) -> Result:
     return Result(_lib.ft_backend_name(r.backend).decode(), r.path_name.decode(), r.kernel.decode("utf-8", "replace"),
-                  r.note.decode("utf-8", "replace"), bool(r.asynchronous), bool(r.reduced_precision))
+                  r.note.decode("utf-8", "replace"), bool(r.asynchronous), bool(r.reduced_precision),
+                  int(r.workspace_bytes))
 
 
 def _forward(tensors, opts: _Options, run: bool = True) -> Result:
@@ -434,6 +447,18 @@ def _forward(tensors, opts: _Options, run: bool = True) -> Result:
     fn = _lib.ft_attention_forward if run else _lib.ft_attention_plan
     _check(fn(q.handle, k.handle, v.handle, o.handle, lse.handle if lse is not None else None, ctypes.byref(opts),
               ctypes.byref(res)))
+    return _finish(res, run)
+
+
+def _backward(tensors, opts: _Options, run: bool = True) -> Result:
+    """ft_attention_backward (or its plan) on _Tensors q, k, v, out, lse, dout, dq, dk, dv."""
+    res = _Result()
+    fn = _lib.ft_attention_backward if run else _lib.ft_attention_backward_plan
+    _check(fn(*[t.handle for t in tensors], ctypes.byref(opts), ctypes.byref(res)))
+    return _finish(res, run)
+
+
+def _finish(res: _Result, run: bool) -> Result:
     result = _to_result(res)
     if run:
         _tls.result = result
@@ -580,25 +605,29 @@ def _host_pointer(view: memoryview) -> Optional[Tuple[int, Any]]:
 _host_zero_copy = True
 
 
-def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=False):
-    ops = [_HostOperand(x, n, dtype) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
-    oq = ops[0]
-    if len(oq.shape) != 4:
-        raise InvalidArgument("q: needs 4 dimensions [batch, seqlen, heads, head_dim], got shape %s" % (list(oq.shape),))
-    dev = Device.get("auto" if backend is None else backend, 0)
-    B, Sq, Hq = oq.shape[0], oq.shape[1], oq.shape[2]
-    np_mod = _numpy_module(q)
-    if np_mod is not None and oq.dtype != "bf16":
-        out_obj = np_mod.empty(oq.shape, dtype=np_mod.float16 if oq.dtype == "f16" else np_mod.float32)
-        lse_obj = np_mod.empty((B, Hq, Sq), dtype=np_mod.float32) if return_lse else None
-        out_view = memoryview(out_obj).cast("B")
-        lse_view = memoryview(lse_obj).cast("B") if return_lse else None
-    else:
-        out_obj = HostArray.empty(oq.shape, oq.dtype)
-        lse_obj = HostArray.empty((B, Hq, Sq), "f32") if return_lse else None
-        out_view = memoryview(out_obj.buffer).cast("B")
-        lse_view = memoryview(lse_obj.buffer).cast("B") if return_lse else None
 
+def _host_outputs(like, specs) -> list:
+    """New host arrays for `specs` [(shape, dtype)]: numpy arrays when `like` is one (numpy has no bf16), else
+    HostArrays."""
+    np_mod = _numpy_module(like)
+    objs = []
+    for shape, dt in specs:
+        if np_mod is not None and dt != "bf16":
+            objs.append(np_mod.empty(shape, dtype=np_mod.float16 if dt == "f16" else np_mod.float32))
+        else:
+            objs.append(HostArray.empty(shape, dt))
+    return objs
+
+
+def _bytes_of(obj) -> memoryview:
+    return memoryview(obj.buffer if isinstance(obj, HostArray) else obj).cast("B")
+
+
+def _host_run(ops, outs, backend, call, run: bool = True) -> Result:
+    """call([_Tensor...]) for host operands `ops` (_HostOperand) and new host outputs `outs` ((obj, shape, dtype), or
+    None for an absent one), on the backend's device: the CPU reads and writes the host memory in place, other
+    devices get uploads and downloads (none of either when not `run`)."""
+    dev = Device.get("auto" if backend is None else backend, 0)
     on_cpu = dev.backend == "cpu" and _host_zero_copy
     tensors = []
     for op in ops:
@@ -607,90 +636,81 @@ def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, re
             tensors.append(_wrap("host", dev, ptr[0], op.dtype, op.shape, op.strides, keep=ptr[1]))
         else:
             t = _create(dev, op.dtype, op.shape)
-            buf = (ctypes.c_char * op.bytes_view.nbytes).from_buffer_copy(op.bytes_view)
-            _check(_lib.ft_tensor_upload(t.handle, buf, op.bytes_view.nbytes))
+            if run:
+                buf = (ctypes.c_char * op.bytes_view.nbytes).from_buffer_copy(op.bytes_view)
+                _check(_lib.ft_tensor_upload(t.handle, buf, op.bytes_view.nbytes))
             tensors.append(t)
-    outs = []
-    for view, shape, dt in ((out_view, oq.shape, oq.dtype), (lse_view, (B, Hq, Sq), "f32")):
-        if view is None:
-            outs.append(None)
+    out_tensors = []
+    for spec in outs:
+        if spec is None:
+            out_tensors.append(None)
         elif on_cpu:
-            ptr = _host_pointer(view)
-            outs.append(_wrap("host", dev, ptr[0], dt, shape, _contiguous(shape), keep=ptr[1]))
+            ptr = _host_pointer(_bytes_of(spec[0]))
+            out_tensors.append(_wrap("host", dev, ptr[0], spec[2], spec[1], _contiguous(spec[1]), keep=ptr[1]))
         else:
-            outs.append(_create(dev, dt, shape))
-    _forward(tensors + outs, _options(causal, scale, path, reduced=reduced))
-    if not on_cpu:
-        for t, view in zip(outs, (out_view, lse_view)):
+            out_tensors.append(_create(dev, spec[2], spec[1]))
+    result = call(tensors + out_tensors)
+    if run and not on_cpu:
+        for t, spec in zip(out_tensors, outs):
             if t is not None:
+                view = _bytes_of(spec[0])
                 dst = (ctypes.c_char * view.nbytes).from_buffer(view)
                 _check(_lib.ft_tensor_download(t.handle, dst, view.nbytes))
                 del dst
-    del tensors, outs  # release the buffer exports before handing the outputs back
-    return (out_obj, lse_obj) if return_lse else out_obj
+    del tensors, out_tensors  # release the buffer exports before handing the outputs back
+    return result
 
 
-# ---- PyTorch tensors. ----------------------------------------------------------------------------------------------
+def _require_rank(op: _HostOperand, name: str, rank: int, what: str) -> None:
+    if len(op.shape) != rank:
+        raise InvalidArgument("%s: needs %d dimensions %s, got shape %s" % (name, rank, what, list(op.shape)))
+
+
+_BSHD = "[batch, seqlen, heads, head_dim]"
+
+
+def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=False):
+    ops = [_HostOperand(x, n, dtype) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
+    oq = ops[0]
+    _require_rank(oq, "q", 4, _BSHD)
+    B, Sq, Hq = oq.shape[0], oq.shape[1], oq.shape[2]
+    specs = [(oq.shape, oq.dtype), ((B, Hq, Sq), "f32")][:2 if return_lse else 1]
+    objs = _host_outputs(q, specs)
+    outs = [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)] + [None] * (2 - len(specs))
+    opts = _options(causal, scale, path, reduced=reduced)
+    _host_run(ops, outs, backend, lambda t: _forward(t, opts))
+    return tuple(objs) if return_lse else objs[0]
+
+
+def _host_backward(args, causal, scale, backend, path, dtype, deterministic, run=True):
+    names = ("q", "k", "v", "out", "lse", "dout")
+    if args[4] is None:
+        raise InvalidArgument("lse: required: the forward's f32 log-sum-exp [batch, heads_q, seqlen_q] "
+                              "(attention(..., return_lse=True))")
+    ops = [_HostOperand(x, n, None if n == "lse" else dtype) for x, n in zip(args, names)]
+    for op, n in zip(ops, names):
+        _require_rank(op, n, 3, "[batch, heads_q, seqlen_q]") if n == "lse" else _require_rank(op, n, 4, _BSHD)
+    specs = [(ops[i].shape, ops[0].dtype) for i in (0, 1, 2)]  # dq like q, dk like k, dv like v; dtype of q
+    objs = _host_outputs(args[0], specs)
+    opts = _options(causal, scale, path, deterministic=deterministic)
+    result = _host_run(ops, [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)], backend,
+                       lambda t: _backward(t, opts, run), run)
+    return tuple(objs) if run else result
+
+
+# ---- PyTorch tensors: flashtile/_torch.py. ---------------------------------------------------------------------------
 
 
 def _is_torch(x) -> bool:
-    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "stride")
+    # torch is never imported here: a torch tensor means torch is loaded. isinstance against torch.Tensor (not a
+    # look at the type's module) is what torch.compile traces without a graph break.
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _torch_dtype(t, name: str) -> str:
-    import torch
-    table = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
-    if t.dtype not in table:
-        raise DTypeMismatch("%s: dtype %s is not float16, bfloat16 or float32" % (name, t.dtype))
-    return table[t.dtype]
-
-
-def _torch_prepare(q, k, v, return_lse, backend):
-    """Devices and outputs for a torch call: (device, kind, out, lse, stream)."""
-    import torch
-    for x, n in ((k, "k"), (v, "v")):
-        if not _is_torch(x):
-            raise InvalidArgument("%s: q is a torch tensor, so %s must be one too" % (n, n))
-        if x.device != q.device:
-            raise DeviceMismatch("%s: on %s, but q is on %s" % (n, x.device, q.device))
-    if q.dim() != 4:
-        raise InvalidArgument("q: needs 4 dimensions [batch, seqlen, heads, head_dim], got %d" % q.dim())
-    if q.is_cuda:
-        if backend not in (None, "cuda", "auto", BACKENDS["cuda"], BACKENDS["auto"]):
-            raise DeviceMismatch("backend: %r, but the tensors are CUDA tensors" % (backend,))
-        index = q.device.index if q.device.index is not None else torch.cuda.current_device()
-        stream = torch.cuda.current_stream(q.device).cuda_stream
-        # torch's default stream is the legacy default stream, handle 0; to flashtile a null stream means "your own
-        # stream, synchronously". cudaStreamLegacy ((cudaStream_t)1) names the legacy stream for launches: use it so
-        # the call stays asynchronous and ordered with torch's work.
-        if stream == 0:
-            stream = _CUDA_STREAM_LEGACY
-        dev, kind = Device.get("cuda", index), "cuda"
-    elif q.device.type == "cpu":
-        if backend not in (None, "cpu", "auto", BACKENDS["cpu"], BACKENDS["auto"]):
-            raise DeviceMismatch("backend: %r, but the tensors are CPU tensors" % (backend,))
-        dev, kind, stream = Device.get("cpu", 0), "host", 0
-    else:
-        raise DeviceMismatch("q: torch device %s is neither cuda nor cpu" % (q.device,))
-    B, Sq, Hq, D = q.shape
-    out = torch.empty((B, Sq, Hq, D), dtype=q.dtype, device=q.device)
-    lse = torch.empty((B, Hq, Sq), dtype=torch.float32, device=q.device) if return_lse else None
-    return dev, kind, out, lse, stream
-
-
-def _torch_wrap(dev, kind, x, name):
-    # Element strides straight from torch: no copy, whatever the layout (the library checks the head dim's stride).
-    return _wrap(kind, dev, x.data_ptr(), _torch_dtype(x, name), tuple(x.shape), tuple(x.stride()), keep=x)
-
-
-def _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=True, reduced=False):
-    dev, kind, out, lse, stream = _torch_prepare(q, k, v, return_lse, backend)
-    tensors = [_torch_wrap(dev, kind, x, n) for x, n in ((q, "q"), (k, "k"), (v, "v"), (out, "out"))]
-    tensors.append(_torch_wrap(dev, kind, lse, "lse") if lse is not None else None)
-    result = _forward(tensors, _options(causal, scale, path, stream=stream, reduced=reduced), run=run)
-    if not run:
-        return result
-    return (out, lse) if return_lse else out
+def _torch_part():
+    from . import _torch  # registers the custom ops on first use
+    return _torch
 
 
 # ---- The entry points. ---------------------------------------------------------------------------------------------
@@ -698,7 +718,7 @@ def _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=True
 
 def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
               backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
-              allow_reduced_precision: bool = False):
+              allow_reduced_precision: bool = False, deterministic: bool = False):
     """softmax(q·kᵀ·scale)·v, exact, for q [B, Sq, Hq, D], k and v [B, Sk, Hkv, D] (Hq a multiple of Hkv).
 
     causal: bottom-right aligned when Sq != Sk. scale: default 1/sqrt(D). return_lse: also return the f32 log-sum-exp
@@ -707,14 +727,37 @@ def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, retu
     whose format doesn't say (bf16 as uint16). allow_reduced_precision: paths may accumulate O in f16 where faster
     (Options::allow_reduced_precision_accumulation; today vulkan_coopmat2 with f16). last_result() tells which path
     and kernel ran, and whether it used reduced precision.
+
+    For torch tensors the call is differentiable: out's gradient flows to q, k and v through attention_backward on
+    the current stream (deterministic: its run-to-run bit-identical mode), and torch.compile traces it as the custom
+    ops flashtile::attention_fwd / attention_bwd. The returned lse carries no gradient (it is detached).
     """
-    _load()
     _scale_value(scale)  # argument errors before any conversion or upload
     if dtype is not None:
         dtype = _dtype_name(dtype)
     if _is_torch(q):
-        return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, reduced=allow_reduced_precision)
+        return _torch_part().attention(q, k, v, causal, scale, return_lse, backend, path, allow_reduced_precision,
+                                       deterministic)
+    _load()
     return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=allow_reduced_precision)
+
+
+def attention_backward(q, k, v, out, lse, dout, *, causal: bool = False, scale: Optional[float] = None,
+                       backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
+                       deterministic: bool = False):
+    """The gradients (dq, dk, dv) of attention(q, k, v) given its output `out`, its `lse` (return_lse=True; f32
+    [B, Hq, Sq], required) and dout = dloss/dout, with the forward's causal and scale. dq is shaped like q, dk and dv
+    like k and v (with GQA summed over each group's query heads), all in q's dtype. Takes what attention() takes:
+    torch tensors (new torch tensors, queued on the current stream; not differentiable themselves) or host buffers
+    (new HostArrays, or numpy arrays for numpy f16/f32 inputs). deterministic: bit-identical gradients run to run.
+    Rows that saw no key get zero gradients."""
+    _scale_value(scale)
+    if dtype is not None:
+        dtype = _dtype_name(dtype)
+    if _is_torch(q):
+        return _torch_part().attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic)
+    _load()
+    return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic)
 
 
 def plan(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
@@ -723,5 +766,18 @@ def plan(q, k, v, causal: bool = False, scale: Optional[float] = None, return_ls
     _load()
     if not _is_torch(q):
         raise InvalidArgument("q: plan() takes torch tensors; for host buffers call attention() and last_result()")
-    return _torch_attention(q, k, v, causal, scale, return_lse, backend, path, run=False,
-                            reduced=allow_reduced_precision)
+    return _torch_part().plan(q, k, v, causal, scale, return_lse, backend, path, allow_reduced_precision)
+
+
+def plan_backward(q, k, v, out, lse, dout, *, causal: bool = False, scale: Optional[float] = None,
+                  backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
+                  deterministic: bool = False) -> Result:
+    """The Result attention_backward() would give (path, kernel, why faster paths were passed over, and
+    workspace_bytes: the scratch it needs), without running anything. Takes what attention_backward() takes."""
+    _scale_value(scale)
+    if dtype is not None:
+        dtype = _dtype_name(dtype)
+    _load()
+    if _is_torch(q):
+        return _torch_part().plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic)
+    return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic, run=False)

@@ -1,4 +1,5 @@
-// The benchmark's logic: case selection, input rotation, timing, and the table/CSV/JSON writers.
+// The benchmark's logic: case selection, input rotation, timing, and the table/CSV/JSON writers. It times the forward
+// (attention_forward), the backward (attention_backward, --backward) or both in turn (--fwd-bwd).
 //
 // Timing. On CUDA devices, when this file is built with FLASHTILE_BENCH_CUDA_EVENTS (src/bench/CMakeLists.txt does
 // when the CUDA toolkit is found), every call is queued on a stream of the benchmark's own and bracketed with CUDA
@@ -41,18 +42,32 @@ namespace flashtile::bench {
 
 namespace {
 
+// What a row times: the forward, the backward (after an untimed forward wrote out and lse), or one then the other.
+enum class Pass { Fwd, Bwd, FwdBwd };
+
+const char* pass_name(Pass p) { return p == Pass::Fwd ? "fwd" : p == Pass::Bwd ? "bwd" : "fwd+bwd"; }
+
+// FLOPs of a pass: the forward's (cases::attention_flops), the backward's (2.5x, cases::backward_flops), or both.
+double pass_flops(const cases::Case& c, Pass p) {
+  const double fwd = c.flops();
+  const double bwd = cases::backward_flops(c.batch, c.heads_q, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal);
+  return p == Pass::Fwd ? fwd : p == Pass::Bwd ? bwd : fwd + bwd;
+}
+
 // One timed (or skipped) case on one device and path.
 struct Row {
   std::string device;   // device name
   std::string backend;  // cpu, cuda, vulkan
   std::string path;     // the forced path
-  std::string kernel;   // Result::kernel of the timed call
+  std::string pass;     // pass_name
+  std::string kernel;   // Result::kernel of the timed call ("fwd + bwd" kernels for fwd+bwd)
   std::string dtype;
   std::int64_t batch = 0, seqlen_q = 0, seqlen_k = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
   bool causal = false;
   double ms = 0;        // median milliseconds per call
   double ms_min = 0;    // fastest call
-  double tflops = 0;    // cases::attention_flops / median time
+  double tflops = 0;    // pass_flops / median time
+  std::uint64_t workspace_bytes = 0;  // the backward's scratch (Result::workspace_bytes); 0 for the forward
   std::string timer;    // "cuda_events", "vk_timestamps" or "host_clock"
   int iters = 0, sets = 0;
   std::string status;   // "ok", "skipped" (the path refused the case), "error"
@@ -73,6 +88,7 @@ struct Args {
   int causal = -1;                       // -1 both
   bool grid = true, quick = false, lse = false, check = true;
   bool reduced = false;  // Options::allow_reduced_precision_accumulation
+  std::vector<Pass> passes{Pass::Fwd};  // --backward, --fwd-bwd replace the forward
   std::vector<cases::Case> shapes;
   int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
   double warmup_ms = 200;                 // and at least this long (GPU clocks ramp up; Vulkan idles them)
@@ -83,8 +99,9 @@ struct Args {
 void usage(std::FILE* f, const char* prog) {
   std::fprintf(f, "usage: %s [options]\n", prog);
   std::fputs(
-      "  Times attention_forward on the standard grid (bf16 and f16, hidden 2048: heads = 2048/d, batch x seqlen =\n"
-      "  16384, seqlen 512..16384, d 64/128/256, causal and not) on every hardware device and each of its paths.\n"
+      "  Times attention_forward (or the backward) on the standard grid (bf16 and f16, hidden 2048: heads =\n"
+      "  2048/d, batch x seqlen = 16384, seqlen 512..16384, d 64/128/256, causal and not) on every hardware\n"
+      "  device and each of its paths.\n"
       "  --backend cpu|cuda|vulkan[,..]  devices to run (default: every non-software device)\n"
       "  --path NAME[,..]      paths to force (default: each path the device lists), e.g. cuda_sm90\n"
       "  --dtype bf16,f16,f32  dtypes (default bf16,f16)\n"
@@ -99,6 +116,12 @@ void usage(std::FILE* f, const char* prog) {
       "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
       "  --reduced-precision   allow reduced-precision accumulation (Options::allow_reduced_precision_accumulation;\n"
       "                        kernels that use it end in _o16)\n"
+      "  --backward            time attention_backward instead of the forward: dout random, out and lse from an\n"
+      "                        untimed forward of each input set, the workspace (plan_attention_backward's\n"
+      "                        workspace_bytes, in the table and files) allocated once; TFLOP/s counts 2.5x the\n"
+      "                        forward's FLOPs; --no-check aside, dq, dk and dv are checked for NaN\n"
+      "  --fwd-bwd             time a forward and a backward together (3.5x the forward's FLOPs); with --backward,\n"
+      "                        a row of each\n"
       "  --csv FILE  --json FILE   write the results\n",
       f);
 }
@@ -176,6 +199,10 @@ Args parse_args(int argc, char** argv) {
       a.check = false;
     } else if (o == "--reduced-precision") {
       a.reduced = true;
+    } else if (o == "--backward" || o == "--fwd-bwd") {
+      const Pass p = o == "--backward" ? Pass::Bwd : Pass::FwdBwd;
+      if (a.passes == std::vector<Pass>{Pass::Fwd}) a.passes.clear();
+      if (std::find(a.passes.begin(), a.passes.end(), p) == a.passes.end()) a.passes.push_back(p);
     } else if (o == "--warmup") {
       a.warmup = static_cast<int>(parse_int(value(i), "--warmup"));
     } else if (o == "--warmup-ms") {
@@ -368,9 +395,21 @@ class InputPool {
   std::vector<std::byte> pools_[3];
 };
 
+// One input set. The forward's out (and lse) are one tensor shared by every set; the backward's inputs out, lse and
+// dout are the set's own, out and lse written by a forward of the set's q, k, v.
 struct InputSet {
-  Tensor q, k, v;
+  Tensor q, k, v, out, lse, dout;
 };
+
+// Elements of a contiguous tensor that are NaN or infinite.
+std::int64_t count_nonfinite(const Tensor& t) {
+  std::vector<std::byte> host(t.extent_bytes());
+  t.download(host.data(), host.size());
+  std::int64_t bad = 0;
+  const std::int64_t elems = t.shape().numel();
+  for (std::int64_t i = 0; i < elems; ++i) bad += std::isfinite(cases::get(host.data(), t.dtype(), i)) ? 0 : 1;
+  return bad;
+}
 
 // ---- Output. ---------------------------------------------------------------------------------------------------
 
@@ -418,6 +457,9 @@ void print_header() {
 
 void print_row(const Row& r) {
   std::string tail = r.status == "ok" ? r.kernel : r.status + ": " + r.note;
+  if (r.pass != "fwd")
+    tail = r.pass + ": " + tail +
+           (r.status == "ok" ? ", workspace " + std::to_string(r.workspace_bytes) + " bytes" : std::string());
   std::printf("%-8s %-16s %-5s %4lld %6s %4lld %6lld %6lld %4lld %4lld %9s %8s  %s\n", r.backend.c_str(),
               r.path.c_str(), r.dtype.c_str(), static_cast<long long>(r.head_dim), r.causal ? "yes" : "no",
               static_cast<long long>(r.batch), static_cast<long long>(r.seqlen_q), static_cast<long long>(r.seqlen_k),
@@ -450,20 +492,26 @@ bool write_file(const std::string& path, const std::string& text, const char* pr
 
 // ---- One case. -------------------------------------------------------------------------------------------------
 
-Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, Timer& timer, InputPool& pool) {
+Row run_case(const Device& dev, Path path, const cases::Case& c, Pass pass, const Args& a, Timer& timer,
+             InputPool& pool) {
   Row r;
   r.device = dev.info().name;
   r.backend = std::string(to_string(dev.backend()));
   r.path = std::string(to_string(path));
+  r.pass = pass_name(pass);
   r.dtype = std::string(to_string(c.dtype));
   r.batch = c.batch, r.seqlen_q = c.seqlen_q, r.seqlen_k = c.seqlen_k;
   r.heads_q = c.heads_q, r.heads_kv = c.heads_kv, r.head_dim = c.head_dim, r.causal = c.causal;
   r.timer = timer.name();
   r.iters = a.iters;
+  const bool bwd = pass != Pass::Fwd;
   const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
   const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  const Shape ls = Shape::of(c.batch, c.heads_q, c.seqlen_q);
   const std::size_t esz = dtype_size(c.dtype);
-  const double set_bytes = static_cast<double>(qs.numel() + 2 * ks.numel()) * static_cast<double>(esz);
+  // The backward's sets also hold out, dout and lse.
+  const double set_bytes = static_cast<double>((bwd ? 3 : 1) * qs.numel() + 2 * ks.numel()) * static_cast<double>(esz) +
+                           (bwd ? static_cast<double>(ls.numel()) * 4 : 0.0);
   const int sets =
       a.sets > 0 ? a.sets : std::clamp(static_cast<int>(std::ceil(kRotationBytes / set_bytes)), 2, kMaxSets);
   r.sets = sets;
@@ -477,60 +525,93 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     std::vector<InputSet> in;
     in.reserve(static_cast<std::size_t>(sets));
     std::uint64_t salt = 1;
+    Tensor out = Tensor::empty(dev, c.dtype, qs);
+    Tensor lse;
+    if (a.lse && !bwd) lse = Tensor::empty(dev, DType::F32, ls);
     for (int s = 0; s < sets; ++s) {
-      InputSet set{Tensor::empty(dev, c.dtype, qs), Tensor::empty(dev, c.dtype, ks), Tensor::empty(dev, c.dtype, ks)};
-      for (Tensor* t : {&set.q, &set.k, &set.v}) {
+      InputSet set{Tensor::empty(dev, c.dtype, qs), Tensor::empty(dev, c.dtype, ks), Tensor::empty(dev, c.dtype, ks),
+                   out, lse, {}};
+      if (bwd) {
+        set.out = s == 0 ? out : Tensor::empty(dev, c.dtype, qs);
+        set.lse = Tensor::empty(dev, DType::F32, ls);
+        set.dout = Tensor::empty(dev, c.dtype, qs);
+      }
+      for (Tensor* t : {&set.q, &set.k, &set.v, &set.dout}) {
+        if (!t->defined()) continue;
         const std::size_t n = static_cast<std::size_t>(t->shape().numel());
         t->upload(pool.slice(c.dtype, n, salt++), n * esz);
       }
       in.push_back(std::move(set));
     }
-    Tensor out = Tensor::empty(dev, c.dtype, qs);
-    Tensor lse;
-    if (a.lse) lse = Tensor::empty(dev, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q));
-    Tensor* lse_ptr = a.lse ? &lse : nullptr;
+    Tensor dq, dk, dv, workspace;
+    if (bwd) {
+      dq = Tensor::empty(dev, c.dtype, qs);
+      dk = Tensor::empty(dev, c.dtype, ks);
+      dv = Tensor::empty(dev, c.dtype, ks);
+    }
+    const auto lse_of = [](InputSet& s) { return s.lse.defined() ? &s.lse : nullptr; };
 
-    Result plan;
+    InputSet& first = in[0];
     try {
-      plan = plan_attention(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
+      const Result fwd = plan_attention(first.q, first.k, first.v, first.out, lse_of(first), opt);
+      r.kernel = fwd.kernel;
+      if (bwd) {
+        const Result b = plan_attention_backward(first.q, first.k, first.v, first.out, first.lse, first.dout, dq, dk,
+                                                 dv, opt);
+        r.kernel = pass == Pass::Bwd ? b.kernel : fwd.kernel + " + " + b.kernel;
+        r.workspace_bytes = b.workspace_bytes;
+      }
     } catch (const Error& e) {
       if (e.code() != ErrorCode::Unsupported) throw;
       r.status = "skipped";
       r.note = e.what();
       return r;
     }
-    r.kernel = plan.kernel;
-
-    if (a.check) {  // poison, so an output the kernel never writes shows up as NaN below
-      const std::size_t bytes = out.extent_bytes();
-      if (bytes <= kMaxCheckBytes) {
-        std::vector<std::byte> nan(bytes, cases::kPoisonByte);
-        out.upload(nan.data(), bytes);
-      }
+    if (r.workspace_bytes > 0) {  // once, as a framework's caching allocator would hand it over
+      const auto words = static_cast<std::int64_t>((r.workspace_bytes + 3) / 4);
+      workspace = Tensor::empty(dev, DType::F32, Shape::of(1, 1, words));
+      opt.workspace = &workspace;
     }
+
+    std::vector<Tensor*> outputs{&out};  // poisoned, so an output the kernel never writes shows up as NaN below
+    if (bwd) outputs = {&dq, &dk, &dv};
+    if (a.check)
+      for (Tensor* t : outputs)
+        if (t->extent_bytes() <= kMaxCheckBytes) {
+          std::vector<std::byte> nan(t->extent_bytes(), cases::kPoisonByte);
+          t->upload(nan.data(), nan.size());
+        }
     // Warm up by count and by time: GPU clocks ramp up after an idle gap. With one warm-up call, the H200's Vulkan
     // medians sat up to 3x below the best call (bench/results/2026-11-29_h200_persistent_sm90). The pipeline is built
     // first: seconds without the driver's shader cache, the GPU idle meanwhile and its clock down to 345 MHz; the
     // timed warm-up starts after it, or the clock may not ramp back up in time (the "slow mode",
     // bench/results/2026-11-29_h200_sm90_tma_store_vk_clocks).
-    prepare_attention(in[0].q, in[0].k, in[0].v, out, lse_ptr, opt);
+    prepare_attention(first.q, first.k, first.v, first.out, lse_of(first), opt);
+    if (pass == Pass::Bwd)  // the backward reads each set's out and lse
+      for (InputSet& s : in) attention_forward(s.q, s.k, s.v, s.out, &s.lse, opt);
+    const auto call = [&](InputSet& s) {
+      Result res;
+      if (pass != Pass::Bwd) res = attention_forward(s.q, s.k, s.v, s.out, lse_of(s), opt);
+      if (!bwd) return res.kernel;
+      const Result b = attention_backward(s.q, s.k, s.v, s.out, s.lse, s.dout, dq, dk, dv, opt);
+      return pass == Pass::Bwd ? b.kernel : res.kernel + " + " + b.kernel;
+    };
     const auto w0 = std::chrono::steady_clock::now();
     for (int i = 0; i < a.warmup || (i < 10000 && std::chrono::duration<double, std::milli>(
                                                       std::chrono::steady_clock::now() - w0).count() < a.warmup_ms);
          ++i) {
-      const InputSet& s = in[static_cast<std::size_t>(i % sets)];
-      attention_forward(s.q, s.k, s.v, out, lse_ptr, opt);
+      call(in[static_cast<std::size_t>(i % sets)]);
       if (i % 8 == 7) dev.sync();
     }
     dev.sync();
     timer.collect();
     std::vector<double> times;
     for (int i = 0; i < a.iters; ++i) {
-      const InputSet& s = in[static_cast<std::size_t>(i % sets)];
+      InputSet& s = in[static_cast<std::size_t>(i % sets)];
       timer.begin();
-      Result res = attention_forward(s.q, s.k, s.v, out, lse_ptr, opt);
+      std::string kernel = call(s);
       timer.end();
-      if (i == 0) r.kernel = res.kernel;
+      if (i == 0) r.kernel = std::move(kernel);
       // Collect in chunks so a slow backend's host timer doesn't hold thousands of entries; events are cheap.
       if ((i + 1) % 64 == 0) {
         auto t = timer.collect();
@@ -541,8 +622,8 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     times.insert(times.end(), t.begin(), t.end());
     dev.sync();
     if (const char* e = std::getenv("FT_BENCH_TIMES"); e && *e == '1') {  // every call's time, in order (diagnosis)
-      std::string line = "times_ms " + r.path + " d" + std::to_string(c.head_dim) + " S" + std::to_string(c.seqlen_q) +
-                         (c.causal ? " causal:" : ":");
+      std::string line = "times_ms " + r.path + " " + r.pass + " d" + std::to_string(c.head_dim) + " S" +
+                         std::to_string(c.seqlen_q) + (c.causal ? " causal:" : ":");
       for (double t : times) line += fmt(" %.3f", t);
       std::puts(line.c_str());
     }
@@ -551,18 +632,18 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
     const std::size_t n = times.size();
     r.ms = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
     r.ms_min = times.front();
-    r.tflops = c.flops() / (r.ms * 1e-3) / 1e12;
+    r.tflops = pass_flops(c, pass) / (r.ms * 1e-3) / 1e12;
     r.status = "ok";
 
-    if (a.check && out.extent_bytes() <= kMaxCheckBytes) {
-      std::vector<std::byte> host(out.extent_bytes());
-      out.download(host.data(), host.size());
-      std::int64_t bad = 0;
-      const std::int64_t elems = qs.numel();
-      for (std::int64_t i = 0; i < elems; ++i) bad += std::isfinite(cases::get(host.data(), c.dtype, i)) ? 0 : 1;
-      if (bad) {
-        r.status = "error";
-        r.note = std::to_string(bad) + " non-finite outputs (unwritten or overflowed)";
+    if (a.check) {
+      const char* names[] = {"dq", "dk", "dv"};
+      for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i]->extent_bytes() > kMaxCheckBytes) continue;
+        if (const std::int64_t bad = count_nonfinite(*outputs[i])) {
+          r.status = "error";
+          r.note += (r.note.empty() ? "" : "; ") + std::string(bwd ? names[i] : "out") + ": " + std::to_string(bad) +
+                    " non-finite elements (unwritten or overflowed)";
+        }
       }
     }
   } catch (const Error& e) {
@@ -575,14 +656,14 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, const Args& a, 
 std::string rows_to_csv(const std::vector<Row>& rows) {
   std::string out =
       "device,backend,path,kernel,dtype,batch,seqlen_q,seqlen_k,heads_q,heads_kv,head_dim,causal,ms,ms_min,tflops,"
-      "timer,iters,sets,status,note\n";
+      "timer,iters,sets,status,note,pass,workspace_bytes\n";
   for (const Row& r : rows) {
     out += csv_field(r.device) + "," + r.backend + "," + r.path + "," + csv_field(r.kernel) + "," + r.dtype + "," +
            std::to_string(r.batch) + "," + std::to_string(r.seqlen_q) + "," + std::to_string(r.seqlen_k) + "," +
            std::to_string(r.heads_q) + "," + std::to_string(r.heads_kv) + "," + std::to_string(r.head_dim) + "," +
            (r.causal ? "1" : "0") + "," + fmt("%.6f", r.ms) + "," + fmt("%.6f", r.ms_min) + "," +
            fmt("%.3f", r.tflops) + "," + r.timer + "," + std::to_string(r.iters) + "," + std::to_string(r.sets) +
-           "," + r.status + "," + csv_field(r.note) + "\n";
+           "," + r.status + "," + csv_field(r.note) + "," + r.pass + "," + std::to_string(r.workspace_bytes) + "\n";
   }
   return out;
 }
@@ -619,7 +700,8 @@ std::string rows_to_json(const std::vector<Row>& rows, const std::string& comman
            ", \"ms\": " + fmt("%.6f", r.ms) + ", \"ms_min\": " + fmt("%.6f", r.ms_min) +
            ", \"tflops\": " + fmt("%.3f", r.tflops) + ", \"timer\": " + json_string(r.timer) +
            ", \"iters\": " + std::to_string(r.iters) + ", \"sets\": " + std::to_string(r.sets) +
-           ", \"status\": " + json_string(r.status) + ", \"note\": " + json_string(r.note) + "}";
+           ", \"status\": " + json_string(r.status) + ", \"note\": " + json_string(r.note) +
+           ", \"pass\": " + json_string(r.pass) + ", \"workspace_bytes\": " + std::to_string(r.workspace_bytes) + "}";
   }
   out += "\n  ]\n}\n";
   return out;
@@ -682,12 +764,13 @@ int bench_main(int argc, char** argv, const char* prog) {
     print_header();
     for (Path p : info.paths) {
       if (!allowed(a.paths, p)) continue;
-      for (const auto& c : cases) {
-        Row r = run_case(dev, p, c, a, *timer, pool);
-        failed |= r.status == "error";
-        print_row(r);
-        rows.push_back(std::move(r));
-      }
+      for (const auto& c : cases)
+        for (Pass pass : a.passes) {
+          Row r = run_case(dev, p, c, pass, a, *timer, pool);
+          failed |= r.status == "error";
+          print_row(r);
+          rows.push_back(std::move(r));
+        }
     }
   }
   bool wrote = true;

@@ -64,6 +64,27 @@ std::vector<Case> conformance_cases() {
   return out;
 }
 
+std::vector<Case> backward_cases() {
+  const std::pair<std::int64_t, std::int64_t> sizes[] = {{1, 1}, {17, 17}, {257, 257}, {17, 257},
+                                                         {257, 17}, {1, 300}, {300, 1}, {600, 450}};
+  const struct { std::int64_t hq, hkv; } heads[] = {{2, 2}, {4, 1}, {4, 2}};  // MHA, MQA, GQA 2:1
+  std::vector<Case> out;
+  int n = 0;
+  for (std::int64_t d : {64, 128, 256})
+    for (DType dt : {DType::F16, DType::BF16})
+      for (bool causal : {false, true})
+        for (const auto& [sq, sk] : sizes) {
+          const auto& h = heads[n % 3];
+          Case c{(n % 2) ? 2 : 1, sq, sk, h.hq, h.hkv, d, causal, dt};
+          if (sq * sk > 100000) c.batch = 1;
+          ++n;
+          out.push_back(c);
+        }
+  for (DType dt : {DType::F16, DType::BF16}) out.push_back(Case{2, 100, 100, 4, 4, 64, dt == DType::BF16, dt, true});
+  out.push_back(Case{2, 33, 77, 4, 2, 64, true, DType::F32, false, false});
+  return out;
+}
+
 std::vector<Case> bench_grid(DType dtype) {
   std::vector<Case> out;
   for (std::int64_t d : {64, 128, 256})

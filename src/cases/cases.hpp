@@ -19,6 +19,14 @@ inline double attention_flops(std::int64_t batch, std::int64_t heads_q, std::int
   return causal ? f / 2 : f;
 }
 
+// FLOPs of a backward call: 2.5 x the forward's. The backward runs five matmuls the size of the forward's two
+// (S = Q·Kᵀ again, dP = dO·Vᵀ, dV = Pᵀ·dO, dK = dSᵀ·Q, dQ = dS·K), as FlashAttention's benchmarks count
+// them.
+inline double backward_flops(std::int64_t batch, std::int64_t heads_q, std::int64_t seqlen_q, std::int64_t seqlen_k,
+                             std::int64_t head_dim, bool causal) {
+  return 2.5 * attention_flops(batch, heads_q, seqlen_q, seqlen_k, head_dim, causal);
+}
+
 struct Case {
   std::int64_t batch = 1, seqlen_q = 1, seqlen_k = 1, heads_q = 1, heads_kv = 1, head_dim = 64;
   bool causal = false;
@@ -40,11 +48,22 @@ inline double lse_tolerance(DType dt) { return dt == DType::F32 ? 1e-5 : 1e-3; }
 // bound for every 16-bit dtype. f16 O rounds once per key tile, so its error grows with Sk (4.7-6.8e-3 at Sk 16384:
 // bench/results/2026-11-30_h200_vk_coopmat2_f16_accumulation).
 inline double reduced_out_tolerance(DType dt) { return dt == DType::F32 ? 1e-5 : 1e-2; }
+// Gradients (relative L2 error of each of dq, dk, dv against the CPU reference backward given the same q, k, v, out,
+// lse and dout): twice out's bound in 16-bit dtypes. Each gradient is rounded to the dtype once, like out, but GPU
+// paths feed the tensor cores P and dS rounded to 16 bits, and dS = P ∘ (dP - Delta) subtracts nearly equal numbers,
+// which magnifies their relative error (FlashAttention tests its gradients likewise looser than its output). f32:
+// the CPU reference against itself up to f32 rounding.
+inline double grad_tolerance(DType dt) { return dt == DType::BF16 ? 2e-2 : dt == DType::F16 ? 5e-3 : 1e-5; }
 
 // Conformance: Sq, Sk in {1, 17, 64, 257, 1000}, Sq != Sk both ways, batch > 1, GQA 4:1, MQA, causal or not, head
 // dims 64/128/256, f16 and bf16 (required on every path), f32 and an odd head dim (paths may refuse them).
 // Heads and batch shrink on the large sizes so the CPU oracle and lavapipe stay fast on two cores.
 std::vector<Case> conformance_cases();
+
+// Gradient conformance: Sq, Sk in {1, 17, 257} and a longer pair, Sq != Sk both ways (rows with no visible key when
+// causal and Sq > Sk), MHA/MQA/GQA, batch > 1, head dims 64/128/256, f16 and bf16 (required on every backward path),
+// a strided layout, f32 (optional). Smaller than the forward's: the CPU oracle's backward does three times the work.
+std::vector<Case> backward_cases();
 
 // The benchmark's standard grid: hidden 2048 (heads = 2048 / d), batch x seqlen = 16384, seqlen 512 .. 16384.
 std::vector<Case> bench_grid(DType dtype);

@@ -1,5 +1,5 @@
-// flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem;
-// `bench` runs the benchmark (src/bench/).
+// flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem
+// (forward, and with --backward the backward); `bench` runs the benchmark (src/bench/).
 #include "cli.hpp"
 #include "bench_lib.hpp"
 
@@ -99,7 +99,12 @@ const char* kUsage =
     "       --backend auto|cuda|vulkan|cpu (auto) --device N (0) --path NAME --seed N --iters N (5) --warmup N (1)\n"
     "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n"
     "       --reduced-precision (allow O accumulated in f16 where a path offers it: vulkan_coopmat2, f16)\n"
-    "  bench [options]                     the benchmark grid (flashtile bench --help)\n";
+    "       --backward (then attention_backward on a random dout: its path, kernel, workspace bytes, time and\n"
+    "         TFLOP/s at 2.5x the forward's FLOPs; with --check, dq, dk and dv against the CPU reference backward\n"
+    "         given the same q, k, v, out, lse and dout, exit 1 naming a gradient that differs)\n"
+    "       --deterministic (with --backward: Options::deterministic; with --check, a second backward must write\n"
+    "         the same bytes)\n"
+    "  bench [options]                     the benchmark grid, --backward and --fwd-bwd too (flashtile bench --help)\n";
 
 bool is_help_flag(const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); }
 

@@ -1,13 +1,16 @@
-// `flashtile info` and `flashtile run`.
+// `flashtile info` and `flashtile run` (with --backward, the backward after the forward).
 #include "cli.hpp"
 #include "cases.hpp"
+#include "reference.hpp"
 #include "values.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 namespace flashtile::cli {
@@ -22,6 +25,170 @@ struct Problem {
   bool causal;
   float scale;
 };
+
+// The backward's tensors: dout (random) and the gradients it writes.
+struct Grads {
+  Tensor dout, dq, dk, dv;
+};
+
+// The forward's tensors, as the backward reads them, and the rounded values of its inputs on the host.
+struct Inputs {
+  const Tensor *q, *k, *v, *out, *lse;
+  const std::vector<float>*q_host, *k_host, *v_host;
+};
+
+struct BackwardReport {
+  Result r;
+  double median_ms = 0, tflops = 0;
+  bool checked = false;             // --check: dq, dk, dv against the CPU reference backward
+  double tolerance = 0;
+  std::array<double, 3> error{};    // relative L2 error of dq, dk, dv
+  bool determinism_checked = false;  // --check --deterministic: a second call wrote the same bytes
+  std::array<bool, 3> identical{true, true, true};
+  bool ok = true;
+};
+
+constexpr std::array<const char*, 3> kGradNames{"dq", "dk", "dv"};
+
+// A plan's note on one line: the paths passed over, separated by ';'.
+std::string one_line(std::string note) {
+  std::replace(note.begin(), note.end(), '\n', ';');
+  return note;
+}
+
+// JSON has no infinities: a non-finite error is null.
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3e", x);
+  return buf;
+}
+
+// Normal(0, 1) values in t's dtype, uploaded; returns them as the device holds them (rounded), for the references.
+std::vector<float> fill_random(Tensor& t, std::mt19937_64& rng, std::normal_distribution<float>& normal) {
+  const DType dt = t.dtype();
+  std::vector<float> host(std::size_t(t.shape().numel()));
+  std::vector<std::byte> enc(host.size() * dtype_size(dt));
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const auto at = static_cast<std::int64_t>(i);
+    cases::put(enc.data(), dt, at, normal(rng));
+    host[i] = cases::get(enc.data(), dt, at);
+  }
+  t.upload(enc.data(), enc.size());
+  return host;
+}
+
+// Every byte a NaN, so an element a kernel never writes shows up in --check.
+void poison(Tensor& t) {
+  std::vector<std::byte> bytes(t.extent_bytes(), cases::kPoisonByte);
+  t.upload(bytes.data(), bytes.size());
+}
+
+std::vector<std::byte> bytes_of(const Tensor& t) {
+  std::vector<std::byte> img(t.extent_bytes());
+  t.download(img.data(), img.size());
+  return img;
+}
+
+// The median milliseconds of `iters` calls after `warmup` more, on the host clock around synchronous calls; a
+// progress line on stderr once the calls have taken more than 3 s (unless quiet, for --json).
+template <class Call>
+double median_ms(int warmup, int iters, bool quiet, Call&& call) {
+  std::vector<double> times;
+  const auto start = Clock::now();
+  bool progress = false;
+  for (int i = 0; i < warmup + iters; ++i) {
+    const auto t0 = Clock::now();
+    call();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (i >= warmup) times.push_back(ms);
+    if (std::chrono::duration<double>(Clock::now() - start).count() > 3.0 && !quiet) {
+      std::fprintf(stderr, "\r  run %d/%d (%.1f ms each)   ", i + 1, warmup + iters, ms);
+      progress = true;
+    }
+  }
+  if (progress) std::fprintf(stderr, "\n");
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// The backward on a random dout after the forward wrote out and lse: timed like the forward and, with check, each
+// gradient compared with the CPU reference backward given the same q, k, v, out, lse and dout (f32 copies), so that
+// the comparison measures the device's backward alone.
+BackwardReport run_backward(const Problem& p, const Options& opt, const Inputs& in, Grads& g, std::mt19937_64& rng,
+                            std::normal_distribution<float>& normal, int warmup, int iters, bool quiet, bool check) {
+  BackwardReport rep;
+  std::vector<float> dout_host = fill_random(g.dout, rng, normal);
+  for (Tensor* t : {&g.dq, &g.dk, &g.dv}) poison(*t);
+  rep.median_ms = median_ms(warmup, iters, quiet, [&] {
+    rep.r = attention_backward(*in.q, *in.k, *in.v, *in.out, *in.lse, g.dout, g.dq, g.dk, g.dv, opt);
+  });
+  rep.tflops = cases::backward_flops(p.B, p.Hq, p.Sq, p.Sk, p.D, p.causal) / (rep.median_ms * 1e-3) / 1e12;
+  if (!check) return rep;
+
+  cases::Case c;
+  c.batch = p.B, c.seqlen_q = p.Sq, c.seqlen_k = p.Sk, c.heads_q = p.Hq, c.heads_kv = p.Hkv, c.head_dim = p.D;
+  c.causal = p.causal;
+  c.dtype = p.dtype;
+  c.scale = opt.scale;
+  const cases::Gradients want = cases::reference_backward(
+      c, cases::BackwardInputs{*in.q_host, *in.k_host, *in.v_host, cases::download_floats(*in.out),
+                               cases::download_floats(*in.lse), std::move(dout_host)});
+  const std::array<const Tensor*, 3> got{&g.dq, &g.dk, &g.dv};
+  const std::array<const std::vector<float>*, 3> ref{&want.dq, &want.dk, &want.dv};
+  rep.checked = true;
+  rep.tolerance = cases::grad_tolerance(p.dtype);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    rep.error[i] = cases::rel_l2_error(cases::download_floats(*got[i]), *ref[i]);
+    rep.ok &= rep.error[i] <= rep.tolerance;
+  }
+  if (opt.deterministic) {  // one more call must write the same bytes
+    std::array<std::vector<std::byte>, 3> before;
+    for (std::size_t i = 0; i < got.size(); ++i) before[i] = bytes_of(*got[i]);
+    attention_backward(*in.q, *in.k, *in.v, *in.out, *in.lse, g.dout, g.dq, g.dk, g.dv, opt);
+    rep.determinism_checked = true;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      rep.identical[i] = bytes_of(*got[i]) == before[i];
+      rep.ok &= rep.identical[i];
+    }
+  }
+  return rep;
+}
+
+std::string backward_json(const BackwardReport& b) {
+  std::string js = "{\"path\":\"" + std::string(to_string(b.r.path)) + "\",\"kernel\":\"" + json_escape(b.r.kernel) +
+                   "\",\"note\":\"" + json_escape(b.r.note) + "\",\"workspace_bytes\":" +
+                   std::to_string(b.r.workspace_bytes) + ",\"median_ms\":" + json_number(b.median_ms) +
+                   ",\"tflops\":" + json_number(b.tflops);
+  for (std::size_t i = 0; i < kGradNames.size(); ++i)
+    js += ",\"" + std::string(kGradNames[i]) + "_rel_error\":" + (b.checked ? json_number(b.error[i]) : "null");
+  js += ",\"tolerance\":" + (b.checked ? json_number(b.tolerance) : "null");
+  js += ",\"bit_identical\":" +
+        std::string(!b.determinism_checked ? "null" : b.identical == std::array{true, true, true} ? "true" : "false");
+  return js + ",\"ok\":" + (b.ok ? "true" : "false") + "}";
+}
+
+void print_backward(const BackwardReport& b, int iters, bool deterministic) {
+  std::printf("backward path %s  kernel %s%s  workspace %llu bytes\n", std::string(to_string(b.r.path)).c_str(),
+              b.r.kernel.c_str(), deterministic ? " (deterministic)" : "",
+              static_cast<unsigned long long>(b.r.workspace_bytes));
+  if (!b.r.note.empty()) std::printf("backward note passed over: %s\n", one_line(b.r.note).c_str());
+  std::printf("backward time %.3f ms (median of %d, host clock around synchronous calls)  %.4g TFLOP/s (2.5x the "
+              "forward's FLOPs)\n", b.median_ms, iters, b.tflops);
+  if (!b.checked) return;
+  std::printf("backward check dq %.2e, dk %.2e, dv %.2e relative L2 error vs the CPU reference backward (tolerance "
+              "%.0e) %s\n", b.error[0], b.error[1], b.error[2], b.tolerance,
+              std::all_of(b.error.begin(), b.error.end(), [&](double e) { return e <= b.tolerance; }) ? "OK"
+                                                                                                       : "MISMATCH");
+  for (std::size_t i = 0; i < kGradNames.size(); ++i)
+    if (!(b.error[i] <= b.tolerance))
+      std::printf("backward MISMATCH %s: relative L2 error %.3e > tolerance %.0e%s\n", kGradNames[i], b.error[i],
+                  b.tolerance, std::isfinite(b.error[i]) ? "" : " (NaN or infinity: unwritten or overflowed)");
+  if (b.determinism_checked)
+    for (std::size_t i = 0; i < kGradNames.size(); ++i)
+      std::printf("backward deterministic %s: a second call wrote %s bytes%s\n", kGradNames[i],
+                  b.identical[i] ? "identical" : "different", b.identical[i] ? "" : " MISMATCH");
+}
 
 // The path a device would take for a small default problem (f16, seq 512, 8 heads, dim 64, causal).
 Result default_plan(const Device& dev) {
@@ -87,11 +254,7 @@ int cmd_info(int argc, char** argv) {
       std::printf("      paths: %s\n", paths.c_str());
       for (const auto& [k, v] : info.caps) std::printf("      %-22s %s\n", k.c_str(), v.c_str());
       std::printf("      f16 d64 causal -> %s %s\n", path.c_str(), kernel.c_str());
-      if (!note.empty()) {
-        std::string n = note;
-        std::replace(n.begin(), n.end(), '\n', ';');
-        std::printf("      passed over: %s\n", n.c_str());
-      }
+      if (!note.empty()) std::printf("      passed over: %s\n", one_line(note).c_str());
     }
     first = false;
   }
@@ -100,7 +263,8 @@ int cmd_info(int argc, char** argv) {
 }
 
 int cmd_run(int argc, char** argv) {
-  const Args args(argc, argv, 2, {"causal", "no-causal", "check", "json", "reduced-precision"},
+  const Args args(argc, argv, 2,
+                  {"causal", "no-causal", "check", "json", "reduced-precision", "backward", "deterministic"},
                   {"batch", "seq", "seq-k", "heads", "heads-kv", "dim", "dtype", "scale", "backend", "device", "path",
                    "seed", "iters", "warmup"});
   Problem p;
@@ -117,6 +281,8 @@ int cmd_run(int argc, char** argv) {
   // Checked here too so that the message names the option (beyond float's range is an infinity as well).
   if (!std::isfinite(p.scale))
     throw Error(ErrorCode::InvalidArgument, "--scale: must be a finite number, got " + args.str("scale", ""));
+  if (args.has("deterministic") && !args.has("backward"))
+    throw Error(ErrorCode::InvalidArgument, "--deterministic: applies to the backward; add --backward");
   const Backend backend = parse_backend(args.str("backend", "auto"));
   constexpr long long kIntMax = std::numeric_limits<int>::max();
   const int device_index = static_cast<int>(args.integer("device", 0, 0, kIntMax));
@@ -130,49 +296,29 @@ int cmd_run(int argc, char** argv) {
   if (args.has("scale")) opt.scale = p.scale;  // otherwise the library's default, which p.scale equals
   if (args.has("path")) opt.path = parse_path(args.str("path", ""));
   opt.allow_reduced_precision_accumulation = args.has("reduced-precision");
+  opt.deterministic = args.has("deterministic");
 
   const Device dev = Device::open(backend, device_index);
   const Shape qs = Shape::of(p.B, p.Sq, p.Hq, p.D), ks = Shape::of(p.B, p.Sk, p.Hkv, p.D);
   Tensor q = Tensor::empty(dev, p.dtype, qs), k = Tensor::empty(dev, p.dtype, ks), v = Tensor::empty(dev, p.dtype, ks);
   Tensor out = Tensor::empty(dev, p.dtype, qs), lse = Tensor::empty(dev, DType::F32, Shape::of(p.B, p.Hq, p.Sq));
-  // Check everything (shapes, head dim, path) before generating inputs.
+  // Check everything (shapes, head dim, path; the backward's too) before generating inputs.
   const Result planned = plan_attention(q, k, v, out, &lse, opt);
+  std::optional<Grads> g;
+  if (args.has("backward")) {
+    g.emplace(Grads{Tensor::empty(dev, p.dtype, qs), Tensor::empty(dev, p.dtype, qs), Tensor::empty(dev, p.dtype, ks),
+                    Tensor::empty(dev, p.dtype, ks)});
+    (void)plan_attention_backward(q, k, v, out, lse, g->dout, g->dq, g->dk, g->dv, opt);
+  }
 
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> hq(std::size_t(qs.numel())), hk(std::size_t(ks.numel())), hv(std::size_t(ks.numel()));
-  std::vector<std::vector<std::byte>> enc;
-  for (auto* h : {&hq, &hk, &hv}) {
-    enc.emplace_back(h->size() * dtype_size(p.dtype));
-    for (std::size_t i = 0; i < h->size(); ++i) {
-      const auto at = static_cast<std::int64_t>(i);
-      cases::put(enc.back().data(), p.dtype, at, normal(rng));
-      (*h)[i] = cases::get(enc.back().data(), p.dtype, at);  // the rounded value
-    }
-  }
-  q.upload(enc[0].data(), enc[0].size());
-  k.upload(enc[1].data(), enc[1].size());
-  v.upload(enc[2].data(), enc[2].size());
-  std::vector<std::byte> poison(out.extent_bytes(), cases::kPoisonByte);
-  out.upload(poison.data(), poison.size());
+  const std::vector<float> hq = fill_random(q, rng, normal), hk = fill_random(k, rng, normal),
+                           hv = fill_random(v, rng, normal);
+  poison(out);
 
-  std::vector<double> times;
   Result r = planned;
-  const auto start = Clock::now();
-  bool progress = false;
-  for (int i = 0; i < warmup + iters; ++i) {
-    const auto t0 = Clock::now();
-    r = attention_forward(q, k, v, out, &lse, opt);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (i >= warmup) times.push_back(ms);
-    if (std::chrono::duration<double>(Clock::now() - start).count() > 3.0 && !json) {
-      std::fprintf(stderr, "\r  run %d/%d (%.1f ms each)   ", i + 1, warmup + iters, ms);
-      progress = true;
-    }
-  }
-  if (progress) std::fprintf(stderr, "\n");
-  std::sort(times.begin(), times.end());
-  const double median = times[times.size() / 2];
+  const double median = median_ms(warmup, iters, json, [&] { r = attention_forward(q, k, v, out, &lse, opt); });
   const double tflops = cases::attention_flops(p.B, p.Hq, p.Sq, p.Sk, p.D, p.causal) / (median * 1e-3) / 1e12;
 
   // --check: sampled rows against a double-precision reference computed here from the same rounded inputs.
@@ -225,26 +371,30 @@ int cmd_run(int argc, char** argv) {
   }
   // The conformance suite's tolerances (src/cases/cases.hpp).
   const double tol = r.reduced_precision ? cases::reduced_out_tolerance(p.dtype) : cases::out_tolerance(p.dtype);
-  const bool ok = !args.has("check") || (!nan_seen && max_rel <= tol);
+  const bool fwd_ok = !args.has("check") || (!nan_seen && max_rel <= tol);
+
+  BackwardReport bwd;
+  if (g) {
+    const Inputs in{&q, &k, &v, &out, &lse, &hq, &hk, &hv};
+    bwd = run_backward(p, opt, in, *g, rng, normal, warmup, iters, json, args.has("check"));
+  }
+  const bool ok = fwd_ok && (!g || bwd.ok);
 
   if (json) {
     std::printf("{\"device\":\"%s\",\"backend\":\"%s\",\"path\":\"%s\",\"kernel\":\"%s\",\"note\":\"%s\",\"batch\":%lld,"
                 "\"seq_q\":%lld,\"seq_k\":%lld,\"heads\":%lld,\"heads_kv\":%lld,\"dim\":%lld,\"dtype\":\"%s\","
-                "\"causal\":%s,\"median_ms\":%.6f,\"tflops\":%.4f,\"checked_rows\":%d,\"max_rel_error\":%.3e,\"reduced_precision\":%s,\"ok\":%s}\n",
+                "\"causal\":%s,\"median_ms\":%.6f,\"tflops\":%.4f,\"checked_rows\":%d,\"max_rel_error\":%.3e,"
+                "\"reduced_precision\":%s,\"backward\":%s,\"ok\":%s}\n",
                 json_escape(dev.info().name).c_str(), std::string(to_string(r.backend)).c_str(),
                 std::string(to_string(r.path)).c_str(), json_escape(r.kernel).c_str(), json_escape(r.note).c_str(),
                 (long long)p.B, (long long)p.Sq, (long long)p.Sk, (long long)p.Hq, (long long)p.Hkv, (long long)p.D,
                 std::string(to_string(p.dtype)).c_str(), p.causal ? "true" : "false", median, tflops, checked, max_rel,
-                r.reduced_precision ? "true" : "false", ok ? "true" : "false");
+                r.reduced_precision ? "true" : "false", g ? backward_json(bwd).c_str() : "null", ok ? "true" : "false");
   } else {
     std::printf("device   %s (%s)\n", dev.info().name.c_str(), std::string(to_string(r.backend)).c_str());
     std::printf("path     %s  kernel %s%s\n", std::string(to_string(r.path)).c_str(), r.kernel.c_str(),
                 r.reduced_precision ? " (O accumulated in f16)" : "");
-    if (!r.note.empty()) {
-      std::string n = r.note;
-      std::replace(n.begin(), n.end(), '\n', ';');
-      std::printf("note     passed over: %s\n", n.c_str());
-    }
+    if (!r.note.empty()) std::printf("note     passed over: %s\n", one_line(r.note).c_str());
     std::printf("problem  batch %lld, seq %lld x %lld, heads %lld/%lld, dim %lld, %s%s\n", (long long)p.B,
                 (long long)p.Sq, (long long)p.Sk, (long long)p.Hq, (long long)p.Hkv, (long long)p.D,
                 std::string(to_string(p.dtype)).c_str(), p.causal ? ", causal" : "");
@@ -252,7 +402,8 @@ int cmd_run(int argc, char** argv) {
                 tflops);
     if (args.has("check"))
       std::printf("check    %d sampled rows vs double reference: max rel error %.2e (tolerance %.0e) %s\n", checked,
-                  max_rel, tol, ok ? "OK" : "MISMATCH");
+                  max_rel, tol, fwd_ok ? "OK" : "MISMATCH");
+    if (g) print_backward(bwd, iters, opt.deterministic);
   }
   return ok ? 0 : 1;
 }

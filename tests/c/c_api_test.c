@@ -1,5 +1,5 @@
-/* The C API from C99: attention on the CPU device against a naive double reference, strided host views, bf16, and
- * error paths (the right code, a message naming the argument, and an output left untouched). */
+/* The C API from C99: attention and its backward on the CPU device against naive double references, strided host
+ * views, bf16, and error paths (the right code, a message naming the argument, and outputs left untouched). */
 #include <flashtile/flashtile.h>
 
 #include <math.h>
@@ -527,6 +527,178 @@ static void overflow_paths(ft_device* dev) {
   ft_tensor_destroy(big), ft_tensor_destroy(base), ft_tensor_destroy(q), ft_tensor_destroy(out);
 }
 
+/* ---- The backward. ------------------------------------------------------------------------------------------ */
+
+enum { BB = 1, BSMAX = 5, BHQ = 2, BHKV = 1, BD = 8 }; /* the backward's tiny cases: GQA 2:1, head dim 8 */
+
+/* Gradients of attention in double, from q, k, v (contiguous [B, S, H, D]) and dout alone, with out and lse of its
+ * own: P = softmax(scale·q·kᵀ) per row (masked keys 0), O = P·v, dV = Pᵀ·dO, dP = dO·vᵀ, Delta = rowsum(dO∘O),
+ * dS = P∘(dP - Delta), dQ = scale·dS·k, dK = scale·dSᵀ·q; dK and dV summed over the query heads of a kv head. Rows
+ * with no visible key get zero gradients. */
+static void reference_backward(const Case* c, double scale, const float* q, const float* k, const float* v,
+                               const float* dout, double* dq, double* dk, double* dv) {
+  int64_t group = c->Hq / c->Hkv, b, h, i, j, d;
+  size_t nk = (size_t)(c->B * c->Sk * c->Hkv * c->D);
+  double p[BSMAX], o[BD], dp[BSMAX];
+  for (j = 0; j < (int64_t)nk; ++j) dk[j] = dv[j] = 0.0;
+  for (b = 0; b < c->B; ++b)
+    for (h = 0; h < c->Hq; ++h)
+      for (i = 0; i < c->Sq; ++i) {
+        int64_t hk = h / group, last = c->causal ? i + c->Sk - c->Sq : c->Sk - 1;
+        const float* qr = q + ((b * c->Sq + i) * c->Hq + h) * c->D;
+        const float* dor = dout + ((b * c->Sq + i) * c->Hq + h) * c->D;
+        double* dqr = dq + ((b * c->Sq + i) * c->Hq + h) * c->D;
+        double m = -INFINITY, sum = 0.0, delta = 0.0;
+        for (d = 0; d < c->D; ++d) dqr[d] = 0.0, o[d] = 0.0;
+        if (last < 0) continue;
+        if (last > c->Sk - 1) last = c->Sk - 1;
+        for (j = 0; j <= last; ++j) {
+          double dot = 0.0;
+          for (d = 0; d < c->D; ++d) dot += (double)qr[d] * k[((b * c->Sk + j) * c->Hkv + hk) * c->D + d];
+          p[j] = dot * scale;
+          if (p[j] > m) m = p[j];
+        }
+        for (j = 0; j <= last; ++j) sum += p[j] = exp(p[j] - m);
+        for (j = 0; j <= last; ++j) {
+          p[j] /= sum;
+          for (d = 0; d < c->D; ++d) o[d] += p[j] * v[((b * c->Sk + j) * c->Hkv + hk) * c->D + d];
+        }
+        for (d = 0; d < c->D; ++d) delta += (double)dor[d] * o[d];
+        for (j = 0; j <= last; ++j) {
+          const float* kr = k + ((b * c->Sk + j) * c->Hkv + hk) * c->D;
+          const float* vr = v + ((b * c->Sk + j) * c->Hkv + hk) * c->D;
+          double ds;
+          dp[j] = 0.0;
+          for (d = 0; d < c->D; ++d) dp[j] += (double)dor[d] * vr[d];
+          ds = p[j] * (dp[j] - delta);
+          for (d = 0; d < c->D; ++d) {
+            size_t kv_at = (size_t)(((b * c->Sk + j) * c->Hkv + hk) * c->D + d);
+            dv[kv_at] += p[j] * dor[d];
+            dk[kv_at] += scale * ds * qr[d];
+            dqr[d] += scale * ds * kr[d];
+          }
+        }
+      }
+}
+
+/* ft_attention_backward on the CPU device, f32, against reference_backward; ft_attention_backward_plan's path,
+ * kernel and workspace_bytes. The gradients start as NaN, so every element must be written. */
+static void backward_case(ft_device* dev, const Case* c) {
+  int64_t qshape[4] = {c->B, c->Sq, c->Hq, c->D}, kshape[4] = {c->B, c->Sk, c->Hkv, c->D};
+  int64_t lshape[3] = {c->B, c->Hq, c->Sq};
+  float q[BB * BSMAX * BHQ * BD], k[BB * BSMAX * BHKV * BD], v[BB * BSMAX * BHKV * BD], out[BB * BSMAX * BHQ * BD];
+  float lse[BB * BHQ * BSMAX], dout[BB * BSMAX * BHQ * BD];
+  float dq[BB * BSMAX * BHQ * BD], dk[BB * BSMAX * BHKV * BD], dv[BB * BSMAX * BHKV * BD];
+  double rdq[BB * BSMAX * BHQ * BD], rdk[BB * BSMAX * BHKV * BD], rdv[BB * BSMAX * BHKV * BD];
+  ft_tensor *t[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  ft_options opt = ft_options_default();
+  ft_result plan, res;
+  size_t nq = (size_t)(c->B * c->Sq * c->Hq * c->D), nk = (size_t)(c->B * c->Sk * c->Hkv * c->D), i;
+  double scale = 1.0 / sqrt((double)c->D), eq, ek, ev;
+  int zero_rows_ok = 1;
+
+  for (i = 0; i < nq; ++i) q[i] = rand_uniform(), dout[i] = rand_uniform(), dq[i] = NAN;
+  for (i = 0; i < nk; ++i) k[i] = rand_uniform(), v[i] = rand_uniform(), dk[i] = dv[i] = NAN;
+  opt.causal = c->causal;
+  CHECK_OK(ft_tensor_wrap_host(dev, q, FT_DTYPE_F32, 4, qshape, NULL, &t[0]));
+  CHECK_OK(ft_tensor_wrap_host(dev, k, FT_DTYPE_F32, 4, kshape, NULL, &t[1]));
+  CHECK_OK(ft_tensor_wrap_host(dev, v, FT_DTYPE_F32, 4, kshape, NULL, &t[2]));
+  CHECK_OK(ft_tensor_wrap_host(dev, out, FT_DTYPE_F32, 4, qshape, NULL, &t[3]));
+  CHECK_OK(ft_tensor_wrap_host(dev, lse, FT_DTYPE_F32, 3, lshape, NULL, &t[4]));
+  CHECK_OK(ft_tensor_wrap_host(dev, dout, FT_DTYPE_F32, 4, qshape, NULL, &t[5]));
+  CHECK_OK(ft_tensor_wrap_host(dev, dq, FT_DTYPE_F32, 4, qshape, NULL, &t[6]));
+  CHECK_OK(ft_tensor_wrap_host(dev, dk, FT_DTYPE_F32, 4, kshape, NULL, &t[7]));
+  CHECK_OK(ft_tensor_wrap_host(dev, dv, FT_DTYPE_F32, 4, kshape, NULL, &t[8]));
+  CHECK_OK(ft_attention_forward(t[0], t[1], t[2], t[3], t[4], &opt, NULL));
+
+  memset(&plan, 0x5A, sizeof(plan));
+  CHECK_OK(ft_attention_backward_plan(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, &plan));
+  CHECK(plan.path == FT_PATH_CPU_REFERENCE && strcmp(plan.kernel, "cpu_reference_bwd<f32>") == 0, "plan: %s %s",
+        plan.path_name, plan.kernel);
+  CHECK(plan.workspace_bytes == 0, "the CPU reference needs no workspace, plan says %llu",
+        (unsigned long long)plan.workspace_bytes);
+  CHECK(isnan(dq[0]) && isnan(dk[0]) && isnan(dv[0]), "plan wrote the gradients");
+  CHECK_OK(ft_attention_backward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, &res));
+  CHECK(strcmp(ft_last_error(), "") == 0, "last error after success: %s", ft_last_error());
+  CHECK(res.path == plan.path && strcmp(res.kernel, plan.kernel) == 0 && res.workspace_bytes == plan.workspace_bytes,
+        "ran %s, planned %s", res.kernel, plan.kernel);
+
+  reference_backward(c, scale, q, k, v, dout, rdq, rdk, rdv);
+  eq = rel_error(rdq, dq, nq);
+  ek = rel_error(rdk, dk, nk);
+  ev = rel_error(rdv, dv, nk);
+  for (i = 0; i < nq; ++i) /* rows that see no key: exactly zero */
+    if (c->causal && (int64_t)(i / (size_t)(c->Hq * c->D)) % c->Sq + c->Sk - c->Sq < 0) zero_rows_ok &= dq[i] == 0.0f;
+  printf("backward f32 B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld causal=%d: rel err dq %.3g, dk %.3g, dv %.3g "
+         "(kernel %s, workspace %llu bytes)\n",
+         (long long)c->B, (long long)c->Sq, (long long)c->Sk, (long long)c->Hq, (long long)c->Hkv, (long long)c->D,
+         c->causal, eq, ek, ev, res.kernel, (unsigned long long)res.workspace_bytes);
+  /* f32 gradients from the f32 out and lse the forward wrote: the reference's own double O and lse differ by f32
+   * rounding only. */
+  CHECK(eq <= 1e-5 && ek <= 1e-5 && ev <= 1e-5, "rel error dq %g, dk %g, dv %g", eq, ek, ev);
+  CHECK(zero_rows_ok, "a row that sees no key has a nonzero dq");
+  for (i = 0; i < 9; ++i) ft_tensor_destroy(t[i]);
+}
+
+/* A rejected backward: status, a message naming the argument, and no gradient written. */
+static void expect_backward_error(ft_tensor* const* t, const ft_options* opt, const unsigned char* grads[3],
+                                  const size_t grad_bytes[3], ft_status want, const char* needle, const char* what) {
+  ft_status st = ft_attention_backward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], opt, NULL);
+  int g;
+  printf("backward %s -> %s: %s\n", what, ft_status_name(st), ft_last_error());
+  expect_status(st, want, needle, NULL, what);
+  for (g = 0; g < 3; ++g) CHECK(all_bytes(grads[g], grad_bytes[g], 0xAB), "%s: gradient %d was written", what, g);
+  st = ft_attention_backward_plan(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], opt, NULL);
+  expect_status(st, want, needle, NULL, what);
+}
+
+/* NULL arguments, bad shapes and a workspace over a gradient: refused, nothing written. */
+static void backward_errors(ft_device* dev) {
+  enum { S = 4, H = 2, D = 8 };
+  int64_t shape[4] = {1, S, H, D}, longer[4] = {1, S + 1, H, D}, lshape[3] = {1, H, S}, wshape[3] = {1, 1, 16};
+  static float in[6][S * H * D], lse[H * S], grads[3][S * H * D], other[(S + 1) * H * D];
+  const unsigned char* g[3] = {(unsigned char*)grads[0], (unsigned char*)grads[1], (unsigned char*)grads[2]};
+  const size_t gb[3] = {sizeof(grads[0]), sizeof(grads[1]), sizeof(grads[2])};
+  const char* names[9] = {"q", "k", "v", "out", "lse", "dout", "dq", "dk", "dv"};
+  ft_tensor *t[9], *call[9], *bad = NULL, *ws = NULL;
+  ft_options opt = ft_options_default();
+  char what[64];
+  size_t i, j;
+
+  for (i = 0; i < 6; ++i)
+    for (j = 0; j < S * H * D; ++j) in[i][j] = rand_uniform();
+  memset(grads, 0xAB, sizeof(grads));
+  for (i = 0; i < 9; ++i) t[i] = NULL;
+  for (i = 0; i < 4; ++i) CHECK_OK(ft_tensor_wrap_host(dev, in[i], FT_DTYPE_F32, 4, shape, NULL, &t[i]));
+  CHECK_OK(ft_tensor_wrap_host(dev, lse, FT_DTYPE_F32, 3, lshape, NULL, &t[4]));
+  CHECK_OK(ft_tensor_wrap_host(dev, in[5], FT_DTYPE_F32, 4, shape, NULL, &t[5]));
+  for (i = 0; i < 3; ++i) CHECK_OK(ft_tensor_wrap_host(dev, grads[i], FT_DTYPE_F32, 4, shape, NULL, &t[6 + i]));
+  CHECK_OK(ft_attention_forward(t[0], t[1], t[2], t[3], t[4], NULL, NULL));
+
+  for (i = 0; i < 9; ++i) { /* each argument NULL in turn */
+    memcpy(call, t, sizeof(call));
+    call[i] = NULL;
+    snprintf(what, sizeof(what), "NULL %s", names[i]);
+    expect_backward_error(call, NULL, g, gb, FT_ERROR_INVALID_ARGUMENT, "must not be NULL", what);
+    CHECK(strstr(ft_last_error(), names[i]) != NULL, "%s: message '%s'", what, ft_last_error());
+  }
+  /* A gradient (or dout) one row longer than q: the shape rule names it. */
+  CHECK_OK(ft_tensor_wrap_host(dev, other, FT_DTYPE_F32, 4, longer, NULL, &bad));
+  for (i = 5; i < 9; ++i) {
+    memcpy(call, t, sizeof(call));
+    call[i] = bad;
+    snprintf(what, sizeof(what), "%s: shape [1, 5, 2, 8]", names[i]);
+    expect_backward_error(call, NULL, g, gb, FT_ERROR_SHAPE_MISMATCH, what, what);
+  }
+  /* The workspace over dv's memory. */
+  CHECK_OK(ft_tensor_view(t[8], 3, wshape, NULL, 0, &ws));
+  opt.workspace = ws;
+  expect_backward_error(t, &opt, g, gb, FT_ERROR_ALIASING, "options.workspace: overlaps dv's memory",
+                        "workspace over dv");
+  ft_tensor_destroy(ws), ft_tensor_destroy(bad);
+  for (i = 0; i < 9; ++i) ft_tensor_destroy(t[i]);
+}
+
 /* Every GPU device (lavapipe included) on the bf16 cases with a required head dim, through owned tensors. */
 static void gpu_devices(const Case* cases, size_t n_cases) {
   int n = 0, i;
@@ -576,6 +748,10 @@ int main(void) {
       {1, 64, 17, 2, 2, 32, 1},                           /* causal with Sq > Sk: rows that see no key */
       {1, 1, 257, 4, 1, 128, 0},                          /* MQA, one query row */
   };
+  const Case backward_cases[] = {
+      {BB, 3, 5, BHQ, BHKV, BD, 0}, {BB, 3, 5, BHQ, BHKV, BD, 1}, /* GQA 2:1, Sq < Sk */
+      {BB, 5, 3, BHQ, BHKV, BD, 1},                               /* causal Sq > Sk: rows 0 and 1 see no key */
+  };
   size_t i;
   printf("flashtile %s\n", ft_version());
   CHECK(ft_version()[0] != '\0', "empty version");
@@ -589,6 +765,8 @@ int main(void) {
   error_paths(dev);
   scale_options(dev);
   overflow_paths(dev);
+  for (i = 0; i < sizeof(backward_cases) / sizeof(backward_cases[0]); ++i) backward_case(dev, &backward_cases[i]);
+  backward_errors(dev);
   ft_device_destroy(dev);
   gpu_devices(cases, sizeof(cases) / sizeof(cases[0]));
   ft_device_destroy(NULL);

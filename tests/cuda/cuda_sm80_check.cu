@@ -4,6 +4,7 @@
 //   cuda_sm80_check [--quick] [--no-time] [--small]   (--small: a few small cases, for compute-sanitizer)
 // Exit: 0 all passed, 1 a case failed, 2 a CUDA error, 77 no CUDA device (skipped).
 #include "attn/fwd_params.hpp"
+#include "sm80_check_util.cuh"
 #include "tile/constants.hpp"
 
 #include <flashtile/types.hpp>
@@ -24,57 +25,9 @@
 
 using flashtile::cuda::ElemType;
 using flashtile::cuda::FwdParams;
+using namespace ftcheck;
 
 namespace {
-
-#define CK(x)                                                                                         \
-  do {                                                                                                \
-    cudaError_t e_ = (x);                                                                             \
-    if (e_ != cudaSuccess) {                                                                          \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
-      std::exit(2);                                                                                   \
-    }                                                                                                 \
-  } while (0)
-
-std::uint16_t to16(float f, ElemType t) {
-  std::uint16_t r;
-  if (t == ElemType::BF16) {
-    __nv_bfloat16 b = __float2bfloat16_rn(f);
-    std::memcpy(&r, &b, 2);
-  } else {
-    __half h = __float2half_rn(f);
-    std::memcpy(&r, &h, 2);
-  }
-  return r;
-}
-float from16(std::uint16_t u, ElemType t) {
-  if (t == ElemType::BF16) {
-    __nv_bfloat16 b;
-    std::memcpy(&b, &u, 2);
-    return __bfloat162float(b);
-  }
-  __half h;
-  std::memcpy(&h, &u, 2);
-  return __half2float(h);
-}
-
-struct Case {
-  int b, sq, sk, hq, hkv, d;
-  ElemType dt;
-  bool causal;
-  int pad;  // extra elements per head slot (strided view); odd values make the view unaligned
-};
-
-// One operand [B, S, H, D] laid out with head slot D + pad, plus an element offset of `pad` (so pad odd -> unaligned).
-struct Operand {
-  int b, s, h, d, pad;
-  std::int64_t sh() const { return d + pad; }
-  std::int64_t ss() const { return h * sh(); }
-  std::int64_t sb() const { return s * ss(); }
-  std::int64_t off() const { return pad; }
-  std::int64_t elems() const { return off() + b * sb(); }
-  std::int64_t at(int ib, int is, int ih, int id) const { return off() + ib * sb() + is * ss() + ih * sh() + id; }
-};
 
 struct Outcome {
   double err_o = 0, err_lse = 0;
@@ -118,12 +71,7 @@ Outcome run_case(const Case& c, std::mt19937& rng) {
   p.scale = 1.f / std::sqrt(float(c.d));
   p.scale_log2 = p.scale * flashtile::tile::kLog2e;
   p.causal = c.causal;
-  int dev = 0;
-  cudaDeviceProp prop{};
-  CK(cudaGetDevice(&dev));
-  CK(cudaGetDeviceProperties(&prop, dev));
-  p.num_sms = prop.multiProcessorCount;
-  p.device_cc = prop.major * 10 + prop.minor;
+  set_device(p);
   std::string why = flashtile::cuda::sm80_fwd_supports(p);
   if (!why.empty()) {
     std::printf("unsupported: %s\n", why.c_str());

@@ -378,10 +378,11 @@ class VulkanHostAttentionTest(HostAttentionTest):
         pass  # covered on the CPU; a Vulkan device may lack any given path
 
 
-def torch_reference(q, k, v, causal, scale=None):
-    """Attention in float64 with torch, for [B, S, H, D] tensors (GQA, bottom-right causal). Returns (out, lse)."""
+def torch_scores(q, k, v, causal, scale=None):
+    """For [B, S, H, D] tensors, in their dtype: the scaled scores [B, Hq, Sq, Sk] (-inf past the bottom-right causal
+    diagonal) and v as [B, Hq, Sk, D] (GQA by repeat_interleave)."""
     import torch
-    qf, kf, vf = (x.double().transpose(1, 2) for x in (q, k, v))  # [B, H, S, D]
+    qf, kf, vf = (x.transpose(1, 2) for x in (q, k, v))  # [B, H, S, D]
     rep = q.shape[2] // k.shape[2]
     kf, vf = kf.repeat_interleave(rep, dim=1), vf.repeat_interleave(rep, dim=1)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -391,6 +392,13 @@ def torch_reference(q, k, v, causal, scale=None):
         i = torch.arange(Sq, device=q.device)[:, None]
         j = torch.arange(Sk, device=q.device)[None, :]
         s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
+    return s, vf
+
+
+def torch_reference(q, k, v, causal, scale=None):
+    """Attention in float64 with torch, for [B, S, H, D] tensors (GQA, bottom-right causal). Returns (out, lse)."""
+    import torch
+    s, vf = torch_scores(q.double(), k.double(), v.double(), causal, scale)
     lse = torch.logsumexp(s, dim=-1)
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)
     return torch.matmul(p, vf).transpose(1, 2), lse

@@ -1,6 +1,7 @@
 // Launch layer of the sm80 family: maps the runtime flags (head dim, dtype, causal) to the template instantiations
 // compiled in sm80_fwd_d*.cu, and says in one line why a call cannot run here.
 #include "attn/fwd_params.hpp"
+#include "attn/sm80_dispatch.hpp"
 #include "attn/sm80_traits.hpp"
 
 #include <flashtile/types.hpp>
@@ -20,41 +21,12 @@ cudaError_t probe();
 
 namespace {
 
-// Calls f.template operator()<D, E, Causal>() for the params' instantiation; false when none exists.
-template <class F>
-bool dispatch(const FwdParams& p, F&& f) {
-  auto by_dtype = [&]<int D>() {
-    auto by_causal = [&]<ElemType E>() {
-      if (p.causal)
-        f.template operator()<D, E, true>();
-      else
-        f.template operator()<D, E, false>();
-    };
-    if (p.dtype == ElemType::BF16)
-      by_causal.template operator()<ElemType::BF16>();
-    else
-      by_causal.template operator()<ElemType::F16>();
-  };
-  switch (p.head_dim) {
-    case 64: by_dtype.template operator()<64>(); return true;
-    case 128: by_dtype.template operator()<128>(); return true;
-    case 256: by_dtype.template operator()<256>(); return true;
-    default: return false;
-  }
-}
-
 std::size_t smem_for(int d) {
   switch (d) {
     case 64: return Traits<64>::kSmemBytes;
     case 128: return Traits<128>::kSmemBytes;
     default: return Traits<256>::kSmemBytes;
   }
-}
-
-std::string head_dim_list() {
-  std::string s;
-  for (int d : kHeadDims) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return s;
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// Tile traits of the sm80 forward family: every number of it, defined once. Plain C++ (host and device).
+// Tile traits of the sm80 forward and backward families: every number of them, defined once. Plain C++ (host and
+// device).
 #pragma once
 
+#include "attn/bwd_params.hpp"
 #include "attn/fwd_params.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 namespace flashtile::cuda::sm80 {
 
@@ -26,13 +29,66 @@ struct Traits {
 
 // The cp.async / 4-byte-store fast path needs every pointer 16-byte aligned and every stride a multiple of 8
 // elements; other views take an element-wise load/store path in the same kernel.
-inline bool aligned16(const FwdParams& p) {
-  auto ptr_ok = [](const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; };
-  const std::int64_t strides[] = {p.q_sb, p.q_ss, p.q_sh, p.k_sb, p.k_ss, p.k_sh,
-                                  p.v_sb, p.v_ss, p.v_sh, p.o_sb, p.o_ss, p.o_sh};
+inline bool aligned16(std::initializer_list<const void*> ptrs, std::initializer_list<std::int64_t> strides) {
   for (std::int64_t s : strides)
     if (s % 8 != 0) return false;
-  return ptr_ok(p.q) && ptr_ok(p.k) && ptr_ok(p.v) && ptr_ok(p.o);
+  for (const void* x : ptrs)
+    if (reinterpret_cast<std::uintptr_t>(x) % 16 != 0) return false;
+  return true;
+}
+inline bool aligned16(const FwdParams& p) {
+  return aligned16({p.q, p.k, p.v, p.o}, {p.q_sb, p.q_ss, p.q_sh, p.k_sb, p.k_ss, p.k_sh, p.v_sb, p.v_ss, p.v_sh,
+                                          p.o_sb, p.o_ss, p.o_sh});
+}
+
+// ---- backward ----------------------------------------------------------------------------------------------------
+inline constexpr int kBwdRowPad = 64;  // scratch rows padded to the largest query block: every block's rows exist
+
+// Main kernel (bwd_kernel): a CTA owns kBlockN keys of one kv head and walks the query blocks of its GQA group. The
+// warps split the keys into groups of 16 (an mma M); kSplit warps share a group, each taking a share of the query rows
+// in S/dP and of the head-dim columns in dK/dV. With kSplit == 1 (kOwn) a warp's Sᵀ covers every query row of the
+// block, so Pᵀ and dSᵀ feed dV and dK from registers; otherwise they meet in shared memory. dQ goes through dSᵀ in
+// shared memory either way (it sums over all keys of the block).
+// Deterministic dQ (bwd_dq_kernel): a CTA owns kDqBlockM query rows (16 a warp) and walks the key blocks.
+template <int D>
+struct BwdTraits {
+  // d=128 takes 8 warps that split the keys' queries and columns in two: a warp owning 16 keys x 128 columns of dK
+  // and dV (128 f32 registers) plus its 16 x 64 Sᵀ and dPᵀ spilled 340 bytes. d=256 halves both blocks so that dK,
+  // dV and the tiles fit 4 warps and 89 KiB, under sm_86's 99 KiB.
+  static constexpr int kWarps = D == 128 ? 8 : 4;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kBlockN = D <= 128 ? 64 : 32;  // keys per CTA
+  static constexpr int kBlockM = D <= 128 ? 64 : 32;  // query rows per step
+  static constexpr int kKeyGroups = kBlockN / 16;
+  static constexpr int kSplit = kWarps / kKeyGroups;
+  static constexpr bool kOwn = kSplit == 1;
+  static constexpr int kQStages = 2;                      // Q double-buffered; dO single (loaded once it is free)
+  static constexpr int kDsCols = kBlockM < 64 ? 64 : kBlockM;  // a shared tile's rows are >= 64 columns (swizzle)
+  static constexpr int kDsTiles = kOwn ? 1 : 2;           // dSᵀ, plus Pᵀ when split
+  static constexpr int kRowGroups = kBlockM / 16;         // dQ: warps over 16-row groups x head-dim parts
+  static constexpr int kDqSplit = kWarps / kRowGroups;
+  static constexpr std::size_t kVecBytes = std::size_t(kQStages + 1) * kBlockM * 4;  // lse2 per Q stage, delta
+  static constexpr std::size_t kSmemBytes =
+      std::size_t((kQStages + 1) * kBlockM * D + 2 * kBlockN * D + kDsTiles * kBlockN * kDsCols) * 2 +
+      (kVecBytes + 1023) / 1024 * 1024;
+  // Deterministic dQ kernel: 16 query rows a warp; S and dP of 16 x kDqBlockN beside dQ's 16 x D accumulators.
+  static constexpr int kDqWarps = 4;
+  static constexpr int kDqThreads = kDqWarps * 32;
+  static constexpr int kDqBlockM = kDqWarps * 16;
+  static constexpr int kDqBlockN = D <= 64 ? 64 : D <= 128 ? 32 : 16;  // d=256: two K/V stages in 96 KiB
+  static constexpr int kDqStages = 2;
+  static constexpr bool kDqInRegs = D <= 128;  // Q and dO fragments in registers (d=256 re-reads them)
+  static constexpr std::size_t kDqSmemBytes = std::size_t(2 * kDqBlockM + 2 * kDqStages * kDqBlockN) * D * 2;
+  static_assert(kWarps % kKeyGroups == 0 && kWarps % kRowGroups == 0 && kBlockM % (16 * kSplit) == 0);
+};
+
+// The backward's cp.async / 32-bit-store path: q, k, v, dO, dK, dV 16-byte aligned with strides of 8 elements (o and
+// dq are read and written element-wise by the shared passes).
+inline bool aligned16(const BwdParams& p) {
+  const FwdParams& f = p.f;
+  return aligned16({f.q, f.k, f.v, p.dout, p.dk, p.dv},
+                   {f.q_sb, f.q_ss, f.q_sh, f.k_sb, f.k_ss, f.k_sh, f.v_sb, f.v_ss, f.v_sh, p.do_sb, p.do_ss, p.do_sh,
+                    p.dk_sb, p.dk_ss, p.dk_sh, p.dv_sb, p.dv_ss, p.dv_sh});
 }
 
 }  // namespace flashtile::cuda::sm80

@@ -1,5 +1,6 @@
-// Additions to the tile framework for the sm80 forward kernel (owned by the sm80 family; the framework's own headers
-// stay as they are): global <-> tile copies that also accept views the 16-byte fast path cannot take.
+// Additions to the tile framework for the sm80 kernels (owned by the sm80 family; the framework's own headers stay as
+// they are): global <-> tile copies that also accept views the 16-byte fast path cannot take, and what the backward
+// needs beyond the forward (transposed operands, per-column vectors, f32 reductions into global memory).
 //
 //   load_rows<NT>(st, g, row_stride, valid_rows, tid, aligned16)
 //        like load_async: rows >= valid_rows zero-filled. aligned16 (pointer 16-byte aligned, stride a multiple of
@@ -7,6 +8,14 @@
 //        shared stores into the same swizzled image (complete before the next __syncthreads).
 //   store_rows(g, row_stride, t, valid_rows, aligned4)
 //        like store: rows >= valid_rows not written; 32-bit pair stores when aligned4, else 16-bit stores.
+//   load_vec<NT>(s, g, valid, tid)   float s[N] = g[0..N) by 4-byte cp.async, entries >= valid zero-filled.
+//   transpose(d, s)                  d (C x R, row layout) = sᵀ for s an R x C col-layout tile: the same registers
+//        re-indexed, so a tile kept keys x queries in shared memory serves as a queries x keys A operand.
+//   load(v, s)                       rv_fl_cols v = this lane's columns of the float vector s (8-byte aligned).
+//   exp2_fma_col(d, s, x, v)         d = exp2(s * x - v[col]);   sub_col(d, s, v): d = s - v[col]
+//   mul(d, a, b)                     d = a ∘ b (elementwise, float tiles)
+//   atomic_add(g, row_stride, t, valid_rows)   g += t in f32 (red.global.add; pairs 8-byte aligned), rows >=
+//        valid_rows untouched.
 #pragma once
 
 #include "tile/ops.cuh"
@@ -48,6 +57,75 @@ __device__ __forceinline__ void store_rows(TG* g, std::int64_t row_stride, const
   } else {
     store_map<false>(g, row_stride, t, valid_rows, [](int, int, float2 x) { return x; });
   }
+}
+
+template <int NT, int N>
+__device__ __forceinline__ void load_vec(float (&s)[N], const float* g, int valid, int tid) {
+#pragma unroll
+  for (int i = tid; i < N; i += NT) {
+    const bool ok = i < valid;  // 0 source bytes: the destination is zero-filled
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(s + i)), "l"(g + (ok ? i : 0)),
+                 "r"(ok ? 4 : 0));
+  }
+}
+
+// A col tile's pair (rows 2t, 2t+1, col g) is its transpose's (row g, cols 2t, 2t+1): base tile (i, j) becomes (j, i).
+template <typename T, int R, int C>
+__device__ __forceinline__ void transpose(rt<T, C, R>& d, const rt<T, R, C, layout::col>& s) {
+  each<rt<T, C, R>>([&](int i, int j, int k) { d.v[i][j][k] = s.v[j][i][k]; });
+}
+
+template <int C>
+__device__ __forceinline__ void load(rv_fl_cols<C>& d, const float* s) {
+  const int t = 2 * (lane_id() & 3);
+#pragma unroll
+  for (int j = 0; j < C / 16; ++j) {
+    const float2 lo = *reinterpret_cast<const float2*>(s + 16 * j + t);
+    const float2 hi = *reinterpret_cast<const float2*>(s + 16 * j + t + 8);
+    d.v[j][0] = lo.x, d.v[j][1] = lo.y, d.v[j][2] = hi.x, d.v[j][3] = hi.y;
+  }
+}
+
+// d = f(s, v[col]) elementwise; pair k's columns are 2t + (k & 2 ? 8 : 0) and one more: v[j][0..1] or v[j][2..3].
+template <int R, int C, typename F>
+__device__ __forceinline__ void col_apply(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_cols<C>& v, F f) {
+  each<rt_fl<R, C>>([&](int i, int j, int k) {
+    const int c = (k & 2) ? 2 : 0;
+    d.v[i][j][k] = make_float2(f(s.v[i][j][k].x, v.v[j][c]), f(s.v[i][j][k].y, v.v[j][c + 1]));
+  });
+}
+template <int R, int C>
+__device__ __forceinline__ void exp2_fma_col(rt_fl<R, C>& d, const rt_fl<R, C>& s, float x, const rv_fl_cols<C>& v) {
+  col_apply(d, s, v, [x](float a, float b) { return fast_exp2(fmaf(a, x, -b)); });
+}
+template <int R, int C>
+__device__ __forceinline__ void sub_col(rt_fl<R, C>& d, const rt_fl<R, C>& s, const rv_fl_cols<C>& v) {
+  col_apply(d, s, v, [](float a, float b) { return a - b; });
+}
+
+template <int R, int C, layout L>
+__device__ __forceinline__ void mul(rt_fl<R, C, L>& d, const rt_fl<R, C, L>& a, const rt_fl<R, C, L>& b) {
+  each<rt_fl<R, C, L>>([&](int i, int j, int k) {
+    d.v[i][j][k] = make_float2(a.v[i][j][k].x * b.v[i][j][k].x, a.v[i][j][k].y * b.v[i][j][k].y);
+  });
+}
+
+template <int R, int C>
+__device__ __forceinline__ void atomic_add(float* g, std::int64_t row_stride, const rt_fl<R, C>& t, int valid_rows) {
+  const int lane = lane_id();
+  each<rt_fl<R, C>>([&](int i, int j, int k) {
+    const coord c = rt_coords(lane, k);
+    const int r = 16 * i + c.row;
+    if (r < valid_rows) {
+      float* dst = g + static_cast<std::int64_t>(r) * row_stride + 16 * j + c.col;  // results unused: REDs
+#if __CUDA_ARCH__ >= 900
+      atomicAdd(reinterpret_cast<float2*>(dst), t.v[i][j][k]);  // one 8-byte RED a pair (sm_90+)
+#else
+      atomicAdd(dst, t.v[i][j][k].x);
+      atomicAdd(dst + 1, t.v[i][j][k].y);
+#endif
+    }
+  });
 }
 
 }  // namespace flashtile::tile::sm80

@@ -1,0 +1,41 @@
+// Host side shared by the sm80 forward and backward launch layers: runtime flags (head dim, dtype, causal) to the
+// template instantiations, and the list of head dims for messages.
+#pragma once
+
+#include "attn/fwd_params.hpp"
+#include "attn/sm80_traits.hpp"
+
+#include <string>
+
+namespace flashtile::cuda::sm80 {
+
+// Calls f.template operator()<D, E, Causal>() for the params' instantiation; false when none exists.
+template <class F>
+bool dispatch(const FwdParams& p, F&& f) {
+  auto by_dtype = [&]<int D>() {
+    auto by_causal = [&]<ElemType E>() {
+      if (p.causal)
+        f.template operator()<D, E, true>();
+      else
+        f.template operator()<D, E, false>();
+    };
+    if (p.dtype == ElemType::BF16)
+      by_causal.template operator()<ElemType::BF16>();
+    else
+      by_causal.template operator()<ElemType::F16>();
+  };
+  switch (p.head_dim) {
+    case 64: by_dtype.template operator()<64>(); return true;
+    case 128: by_dtype.template operator()<128>(); return true;
+    case 256: by_dtype.template operator()<256>(); return true;
+    default: return false;
+  }
+}
+
+inline std::string head_dim_list() {
+  std::string s;
+  for (int d : kHeadDims) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return s;
+}
+
+}  // namespace flashtile::cuda::sm80

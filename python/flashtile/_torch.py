@@ -1,0 +1,190 @@
+"""flashtile for PyTorch tensors: no copies (tensors are wrapped by data_ptr and strides), the current CUDA stream,
+autograd and torch.compile.
+
+The forward and the backward are torch.library custom ops, flashtile::attention_fwd -> (out, lse) and
+flashtile::attention_bwd -> (dq, dk, dv), each with a fake (shapes and dtypes only) so that torch.compile and
+torch.export trace them without running them, and attention_fwd has an autograd formula that calls attention_bwd.
+Autograd runs a backward op on the stream its forward ran on, so the gradients are queued on that stream too.
+
+Imported by flashtile on the first torch tensor it sees; it needs torch >= 2.4 (torch.library.custom_op).
+"""
+
+# No `from __future__ import annotations`: custom_op reads the type hints to infer the schema, which older torch
+# releases cannot do from strings.
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from . import (BACKENDS, Device, DeviceMismatch, DTypeMismatch, InvalidArgument, Result, Unsupported, _backward,
+               _forward, _load, _options, _scale_value, _wrap)
+
+if not hasattr(torch.library, "custom_op"):
+    raise Unsupported("flashtile: torch %s lacks torch.library.custom_op (torch >= 2.4 needed)" % torch.__version__)
+
+_CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy
+_DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+
+
+def _dtype(t: Tensor, name: str) -> str:
+    if t.dtype not in _DTYPES:
+        raise DTypeMismatch("%s: dtype %s is not float16, bfloat16 or float32" % (name, t.dtype))
+    return _DTYPES[t.dtype]
+
+
+def _check_operands(q, others, backend) -> None:
+    """Errors the library can't name in torch's terms, before anything runs (traceable: metadata only)."""
+    for n, x in others:
+        if not isinstance(x, Tensor):
+            raise InvalidArgument("%s: q is a torch tensor, so %s must be one too" % (n, n))
+        if x.device != q.device:
+            raise DeviceMismatch("%s: on %s, but q is on %s" % (n, x.device, q.device))
+    if q.dim() != 4:
+        raise InvalidArgument("q: needs 4 dimensions [batch, seqlen, heads, head_dim], got %d" % q.dim())
+    if q.device.type not in ("cuda", "cpu"):
+        raise DeviceMismatch("q: torch device %s is neither cuda nor cpu" % (q.device,))
+    allowed = (None, q.device.type, "auto", BACKENDS[q.device.type], BACKENDS["auto"])
+    if backend not in allowed:
+        raise DeviceMismatch("backend: %r, but the tensors are %s tensors" % (backend, q.device.type.upper()))
+
+
+def _path_arg(path) -> Optional[str]:
+    """The op argument for `path`: a name (custom ops take str, not the C enum), checked when it runs."""
+    if path is None or isinstance(path, str):
+        return path
+    if isinstance(path, int) and not isinstance(path, bool):
+        return _load().ft_path_name(path).decode()
+    raise InvalidArgument("path: needs a path name such as 'cuda_sm90', got %r" % (path,))
+
+
+def _device(q: Tensor):
+    """(device, wrap kind, stream) for a call on q's device, queued on torch's current stream."""
+    if q.is_cuda:
+        index = q.device.index if q.device.index is not None else torch.cuda.current_device()
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        # torch's default stream is the legacy default stream, handle 0; to flashtile a null stream means "your own
+        # stream, synchronously". cudaStreamLegacy ((cudaStream_t)1) names the legacy stream for launches: use it so
+        # the call stays asynchronous and ordered with torch's work.
+        return Device.get("cuda", index), "cuda", stream or _CUDA_STREAM_LEGACY
+    return Device.get("cpu", 0), "host", 0
+
+
+def _wrapped(dev, kind, named):
+    # Element strides straight from torch: no copy, whatever the layout (the library checks the head dim's stride).
+    return [None if x is None else
+            _wrap(kind, dev, x.data_ptr(), _dtype(x, n), tuple(x.shape), tuple(x.stride()), keep=x)
+            for n, x in named]
+
+
+def _fwd_outputs(q: Tensor, need_lse: bool) -> Tuple[Tensor, Tensor]:
+    """out like q (contiguous) and lse f32 [B, Hq, Sq], or an empty lse when none is needed: shared by the op and its
+    fake so the two always agree."""
+    B, Sq, Hq, _ = q.shape
+    lse_shape = (B, Hq, Sq) if need_lse else (0,)
+    return q.new_empty(q.shape), q.new_empty(lse_shape, dtype=torch.float32)
+
+
+def _bwd_outputs(q: Tensor, k: Tensor, v: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    return q.new_empty(q.shape), q.new_empty(k.shape), q.new_empty(v.shape)
+
+
+def _run_forward(q, k, v, causal, scale, path, need_lse, reduced, run=True):
+    dev, kind, stream = _device(q)
+    out, lse = _fwd_outputs(q, need_lse)
+    tensors = _wrapped(dev, kind, [("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse if need_lse else None)])
+    result = _forward(tensors, _options(causal, scale, path, stream=stream, reduced=reduced), run=run)
+    return (out, lse) if run else result
+
+
+def _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic, run=True):
+    dev, kind, stream = _device(q)
+    dq, dk, dv = _bwd_outputs(q, k, v)
+    named = [("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse), ("dout", dout), ("dq", dq), ("dk", dk),
+             ("dv", dv)]
+    result = _backward(_wrapped(dev, kind, named),
+                       _options(causal, scale, path, stream=stream, deterministic=deterministic), run=run)
+    return (dq, dk, dv) if run else result
+
+
+# ---- The custom ops. Scalars are op arguments (bool, float?, str?) so a compiled graph carries them. ------------
+
+
+@torch.library.custom_op("flashtile::attention_fwd", mutates_args=())
+def attention_fwd(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], path: Optional[str],
+                  need_lse: bool, reduced: bool, deterministic: bool) -> Tuple[Tensor, Tensor]:
+    # deterministic is the backward's: an argument here so that setup_context sees it.
+    return _run_forward(q, k, v, causal, scale, path, need_lse, reduced)
+
+
+@attention_fwd.register_fake
+def _attention_fwd_fake(q, k, v, causal, scale, path, need_lse, reduced, deterministic):
+    return _fwd_outputs(q, need_lse)
+
+
+@torch.library.custom_op("flashtile::attention_bwd", mutates_args=())
+def attention_bwd(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, dout: Tensor, causal: bool,
+                  scale: Optional[float], path: Optional[str], deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    return _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic)
+
+
+@attention_bwd.register_fake
+def _attention_bwd_fake(q, k, v, out, lse, dout, causal, scale, path, deterministic):
+    return _bwd_outputs(q, k, v)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, causal, scale, path, _need_lse, _reduced, deterministic = inputs
+    out, lse = output
+    ctx.save_for_backward(q, k, v, out, lse)
+    ctx.causal, ctx.scale, ctx.path, ctx.deterministic = causal, scale, path, deterministic
+
+
+def _attention_fwd_backward(ctx, dout, _dlse):
+    # lse's gradient is dropped: attention() hands lse out detached, so nothing can depend on it.
+    q, k, v, out, lse = ctx.saved_tensors
+    if lse.dim() != 3:
+        raise InvalidArgument("lse: the forward ran without one (no input required grad then); nothing to "
+                              "differentiate")
+    if dout.stride(-1) != 1:  # autograd gives gradients any strides (an expanded sum has stride 0); the head dim
+        dout = dout.contiguous()  # must be contiguous
+    dq, dk, dv = attention_bwd(q, k, v, out, lse, dout, ctx.causal, ctx.scale, ctx.path, ctx.deterministic)
+    return dq, dk, dv, None, None, None, None, None, None
+
+
+attention_fwd.register_autograd(_attention_fwd_backward, setup_context=_setup_context)
+
+
+# ---- What flashtile's entry points call for torch tensors. ------------------------------------------------------
+
+
+def attention(q, k, v, causal, scale, return_lse, backend, path, reduced, deterministic):
+    _check_operands(q, (("k", k), ("v", v)), backend)
+    # lse costs a little on some kernels: compute it only when asked for or when autograd will need it.
+    need_lse = bool(return_lse) or (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
+                                                                  v.requires_grad))
+    out, lse = attention_fwd(q, k, v, bool(causal), _scale_value(scale), _path_arg(path), need_lse, bool(reduced),
+                             bool(deterministic))
+    return (out, lse.detach()) if return_lse else out
+
+
+def _check_backward(q, k, v, out, lse, dout, backend) -> None:
+    if lse is None:
+        raise InvalidArgument("lse: required: the forward's f32 log-sum-exp [batch, heads_q, seqlen_q] "
+                              "(attention(..., return_lse=True))")
+    _check_operands(q, (("k", k), ("v", v), ("out", out), ("lse", lse), ("dout", dout)), backend)
+
+
+def attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic):
+    _check_backward(q, k, v, out, lse, dout, backend)
+    return attention_bwd(q, k, v, out, lse, dout, bool(causal), _scale_value(scale), _path_arg(path),
+                         bool(deterministic))
+
+
+def plan(q, k, v, causal, scale, return_lse, backend, path, reduced) -> Result:
+    _check_operands(q, (("k", k), ("v", v)), backend)
+    return _run_forward(q, k, v, causal, scale, _path_arg(path), bool(return_lse), reduced, run=False)
+
+
+def plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic) -> Result:
+    _check_backward(q, k, v, out, lse, dout, backend)
+    return _run_backward(q, k, v, out, lse, dout, causal, scale, _path_arg(path), deterministic, run=False)
