@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -73,5 +74,77 @@ struct dev_buf {
     return h;
   }
 };
+
+// One query row of the host reference forward, in double: o (D values, accumulated into) = softmax(scale · q·kᵀ)·v
+// over keys 0..last (k and v rows k_ss / v_ss elements apart); returns the row's LSE (natural log). s: scratch.
+inline double ref_row(double* o, const float* q, const float* k, std::int64_t k_ss, const float* v, std::int64_t v_ss,
+                      int D, int last, double scale, std::vector<double>& s) {
+  s.resize(std::max(last + 1, 0));
+  double m = -INFINITY;
+  for (int j = 0; j <= last; ++j) {
+    double acc = 0;
+    for (int d = 0; d < D; ++d) acc += double(q[d]) * k[j * k_ss + d];
+    s[j] = acc * scale;
+    m = std::max(m, s[j]);
+  }
+  double l = 0;
+  for (int j = 0; j <= last; ++j) l += (s[j] = std::exp(s[j] - m));
+  for (int j = 0; j <= last; ++j)
+    for (int d = 0; d < D; ++d) o[d] += s[j] / l * v[j * v_ss + d];
+  return last < 0 ? -INFINITY : m + std::log(l);
+}
+
+// 0 with device 0's compute capability (e.g. 90) and SM count, or 77 (ctest's skip) after printing "SKIP: <reason>"
+// where there is no CUDA device or it is not sm_90 (what: the kernel, for the message).
+inline int require_sm90(const char* what, int& cc, int& sms) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  int major = 0, minor = 0;
+  FT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  FT_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  FT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cc = major * 10 + minor;
+  if (cc != 90) {
+    std::printf("SKIP: device is sm_%d, the %s needs sm_90\n", cc, what);
+    return 77;
+  }
+  return 0;
+}
+
+// launch() back to back on the default stream, as a model runs it (host work hides behind the GPU): a warm-up of at
+// least warm_ms (clocks settle, the power cap binds), then 7 batches of 10 launches, each batch timed by events.
+// Returns the per-launch times of the batches in ms, sorted (median: [3]).
+template <typename F>
+std::vector<float> time_batches(F&& launch, float warm_ms) {
+  constexpr int kMaxWarm = 100000, kBatches = 7, kPerBatch = 10;
+  cudaEvent_t e0, e1;
+  FT_CUDA(cudaEventCreate(&e0));
+  FT_CUDA(cudaEventCreate(&e1));
+  float warm = 0;
+  FT_CUDA(cudaEventRecord(e0));
+  for (int i = 0; i < kMaxWarm && warm < warm_ms; ++i) {
+    launch();
+    FT_CUDA(cudaEventRecord(e1));
+    FT_CUDA(cudaEventSynchronize(e1));
+    FT_CUDA(cudaEventElapsedTime(&warm, e0, e1));
+  }
+  std::vector<float> ms;
+  for (int i = 0; i < kBatches; ++i) {
+    FT_CUDA(cudaEventRecord(e0));
+    for (int j = 0; j < kPerBatch; ++j) launch();
+    FT_CUDA(cudaEventRecord(e1));
+    FT_CUDA(cudaEventSynchronize(e1));
+    float t = 0;
+    FT_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t / kPerBatch);
+  }
+  std::sort(ms.begin(), ms.end());
+  FT_CUDA(cudaEventDestroy(e0));
+  FT_CUDA(cudaEventDestroy(e1));
+  return ms;
+}
 
 }  // namespace fttest

@@ -146,23 +146,8 @@ bool run_case(const Case& c, std::mt19937& rng) {
         ref_l[f] = -INFINITY;
         continue;  // o stays 0
       }
-      const float* qr = &fq[b * p.q_sb + i * p.q_ss + h * p.q_sh];
-      double m = -INFINITY;
-      for (int j = 0; j <= last; ++j) {
-        const float* kr = &fk[b * p.k_sb + j * p.k_ss + hk * p.k_sh];
-        double acc = 0;
-        for (int d = 0; d < c.D; ++d) acc += double(qr[d]) * kr[d];
-        s[j] = acc * scale;
-        m = std::max(m, s[j]);
-      }
-      double l = 0;
-      for (int j = 0; j <= last; ++j) l += (s[j] = std::exp(s[j] - m));
-      for (int j = 0; j <= last; ++j) {
-        const float* vr = &fv[b * p.v_sb + j * p.v_ss + hk * p.v_sh];
-        const double w = s[j] / l;
-        for (int d = 0; d < c.D; ++d) o[d] += w * vr[d];
-      }
-      ref_l[f] = m + std::log(l);
+      ref_l[f] = fttest::ref_row(o, &fq[b * p.q_sb + i * p.q_ss + h * p.q_sh], &fk[b * p.k_sb + hk * p.k_sh], p.k_ss,
+                                 &fv[b * p.v_sb + hk * p.v_sh], p.v_ss, c.D, last, scale, s);
     }
   };
   const int nt = std::max(1u, std::thread::hardware_concurrency());
@@ -322,35 +307,12 @@ void bench(int D, int S, int H, bool causal, int B = 1, const char* mode = "", b
   // Launches back to back (as in a model's forward), so host-side work (TMA map encoding) hides behind the GPU:
   // warm up for >= g_warm_ms (100: clocks settle; the power cap binds within 20-80 ms, 2026-11-30_h200_sm90_power_cap), then the median of
   // 7 batches of 10 launches, each batch timed by events.
-  cudaEvent_t e0, e1;
-  FT_CUDA(cudaEventCreate(&e0));
-  FT_CUDA(cudaEventCreate(&e1));
-  float warm = 0;
-  FT_CUDA(cudaEventRecord(e0));
-  for (int i = 0; i < 100000 && warm < g_warm_ms; ++i) {
-    flashtile::cuda::sm90_fwd_launch(p, g_ctas);
-    FT_CUDA(cudaEventRecord(e1));
-    FT_CUDA(cudaEventSynchronize(e1));
-    FT_CUDA(cudaEventElapsedTime(&warm, e0, e1));
-  }
-  std::vector<float> ms;
-  for (int i = 0; i < 7; ++i) {
-    FT_CUDA(cudaEventRecord(e0));
-    for (int j = 0; j < 10; ++j) flashtile::cuda::sm90_fwd_launch(p, g_ctas);
-    FT_CUDA(cudaEventRecord(e1));
-    FT_CUDA(cudaEventSynchronize(e1));
-    float t = 0;
-    FT_CUDA(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t / 10);
-  }
-  std::sort(ms.begin(), ms.end());
+  const std::vector<float> ms = fttest::time_batches([&] { flashtile::cuda::sm90_fwd_launch(p, g_ctas); }, g_warm_ms);
   const double med = ms[ms.size() / 2];
   const double flops = 4.0 * B * H * double(S) * S * D / (causal ? 2.0 : 1.0);
   std::printf("bench sm90_fwd%s d=%d bf16 B=%d H=%d S=%d %-10s median %.3f ms  %.1f TFLOP/s  (min %.3f ms)%s\n", mode,
               D, B, H, S, causal ? "causal" : "non-causal", med, flops / (med * 1e-3) / 1e12, ms.front(),
               dispatched ? "  dispatched" : "");
-  FT_CUDA(cudaEventDestroy(e0));
-  FT_CUDA(cudaEventDestroy(e1));
 }
 
 }  // namespace
@@ -377,20 +339,7 @@ int main(int argc, char** argv) {
     bench_only |= !std::strcmp(argv[i], "--bench-only");
     g_bench_lse |= !std::strcmp(argv[i], "--lse");
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::printf("SKIP: no CUDA device\n");
-    return 77;
-  }
-  int major = 0, minor = 0;
-  FT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-  FT_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
-  FT_CUDA(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
-  g_cc = major * 10 + minor;
-  if (g_cc != 90) {
-    std::printf("SKIP: device is sm_%d, the sm90 kernel needs sm_90\n", g_cc);
-    return 77;
-  }
+  if (const int skip = fttest::require_sm90("sm90 kernel", g_cc, g_sms)) return skip;
   std::mt19937 rng(20261129);
   int fails = 0, total = 0;
   if (!bench_only) {

@@ -12,6 +12,8 @@
 //   setmaxnreg_inc<N>() / setmaxnreg_dec<N>()   re-balance registers between warpgroups (sm_90a; the kernel needs
 //                                  __launch_bounds__, and inc only takes what the CTA's own pool holds: kThreads x
 //                                  the entry register count); N multiple of 8 in [24, 256].
+//   wait_flag(flag, value) / add_flag(flag, x)   a counter in global memory between CTAs: spin until it equals value
+//                                  (acquire, GPU scope) / add x to it (release, GPU scope).
 #pragma once
 
 #include <cstdint>
@@ -67,6 +69,16 @@ template <int N>
 __device__ __forceinline__ void setmaxnreg_dec() {
   static_assert(N % 8 == 0 && N >= 24 && N <= 256);
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void wait_flag(const int* flag, int value) {
+  int x;
+  do {
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(x) : "l"(flag) : "memory");
+  } while (x != value);
+}
+__device__ __forceinline__ void add_flag(int* flag, int x) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(flag), "r"(x) : "memory");
 }
 
 // Order this thread's generic-proxy shared-memory writes before later async-proxy (TMA, wgmma) accesses.

@@ -31,6 +31,8 @@
 //   store_scaled(g, row_stride, t, v, valid_rows)        as store, row r times v[r];
 //   store_scaled_wide<B>(...)  the same with B-byte stores, B = 8 or 16 (quad shuffles; 16-bit g, B-aligned rows)
 //   store(st, t, r0, c0)      registers -> shared (swizzled), converting.
+//   store_transposed(st, t, r0, c0)   a warp's 16 x C 16-bit row tile, transposed (stmatrix .trans): t(r, c) goes
+//                               to st(r0 + c, c0 + r); c0 a multiple of 8.
 //   fill(st, x, tid, threads)  every element of a shared tile = x, by `threads` threads (generic proxy: wgmma or TMA
 //                               reads need fence_proxy_async and a barrier after).
 #pragma once
@@ -503,6 +505,23 @@ __device__ __forceinline__ void store(st<TS, SR, SC>& s, const rt<T, R, C>& t, i
     *reinterpret_cast<packed_t<TS>*>(s.ptr(r0 + 16 * i + c.row, c0 + 16 * j + c.col)) =
         from_float2<TS>(to_float2(t.v[i][j][k]));
   });
+}
+
+__device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1,
+                                                  std::uint32_t r2, std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+// Pair v[m] of a base tile is the 8x8 matrix of rows 8(m & 1).., cols 8(m >> 1)..; lanes 8m..8m+7 address its
+// stored rows (t's columns), each 8 elements of t's rows: 16 bytes, inside one swizzle chunk.
+template <typename T, int C, int SR, int SC>
+__device__ __forceinline__ void store_transposed(st<T, SR, SC>& s, const rt<T, 16, C>& t, int r0, int c0) {
+  const int lane = lane_id(), m = lane >> 3;
+#pragma unroll
+  for (int j = 0; j < C / 16; ++j)
+    stmatrix_x4_trans(s.addr() + st<T, SR, SC>::byte_offset(r0 + 16 * j + 8 * (m >> 1) + (lane & 7), c0 + 8 * (m & 1)),
+                      as_u32(t.v[0][j][0]), as_u32(t.v[0][j][1]), as_u32(t.v[0][j][2]), as_u32(t.v[0][j][3]));
 }
 
 template <typename T, int R, int C>

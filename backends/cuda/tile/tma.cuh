@@ -7,6 +7,11 @@
 //                               a box of the map's rows; rows past the end are clipped. Writers of st need
 //                               fence_proxy_async() + a barrier before it.
 //   store_commit(), store_wait<N>()              bulk-group completion for stores (wait<0>: all done reading smem).
+//   store_done<N>()                              the same until the writes themselves are done (visible to this thread).
+//   load_bulk(dst, src, bytes, bar)              one thread: a plain copy of `bytes` (multiple of 16, both addresses
+//                               16-byte aligned) global -> shared, completing on bar (announce them first).
+//   reduce_add_bulk(dst, src, bytes)             one thread: dst[i] += src[i] for `bytes` of f32, shared -> global,
+//                               performed in L2 (a bulk group: store_commit / store_wait as stores).
 //   prefetch(map)                               warm the descriptor cache.
 //   prefetch_l2<ST>(map, row, head, batch)      one thread: ask for the box load_async(ST...) would read to be
 //                               brought into L2 (a hint: no barrier, no shared memory, out-of-range rows ignored).
@@ -41,6 +46,21 @@ __device__ __forceinline__ void store_commit() { asm volatile("cp.async.bulk.com
 template <int N>
 __device__ __forceinline__ void store_wait() {
   asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void store_done() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void load_bulk(void* dst, const void* src, std::uint32_t bytes, mbarrier& bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(bar.addr())
+      : "memory");
+}
+__device__ __forceinline__ void reduce_add_bulk(float* dst, const float* src, std::uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst),
+               "r"(smem_u32(src)), "r"(bytes)
+               : "memory");
 }
 __device__ __forceinline__ void prefetch(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");

@@ -11,6 +11,9 @@
 //   fence_operand(rt, ...)       compiler fence on accumulator/operand registers around async wgmma.
 //   mma_ABt(d, a_st, a_row0, b_st, accumulate)   d(64xN) (+)= A(64xK rows a_row0.. of a_st) · B(NxK = b_st)ᵀ
 //   mma_AB (d, a_rt, b_st, accumulate)           d(64xN) (+)= A(this warp's 16xK rows, registers) · B(KxN = b_st)
+//   mma_AB (d, a_rt, b_st, b_col0, accumulate)   the same from columns b_col0..b_col0+N-1 of a wider MN-major b_st
+//   mma_AB (d, a_st, a_row0, b_st, b_col0, accumulate)  d(64xN) (+)= A(64xK rows a_row0.. of K-major a_st) ·
+//                                B(columns b_col0.. of MN-major b_st, K rows); both operands in shared memory
 //   mma_ABt_w<W>(d, a_st, a_row0, b_st, accumulate)  mma_ABt on d's first W columns only (a narrower wgmma)
 //   with_width<N, Step>(cols, f) f(integral_constant W): the narrowest multiple of Step >= cols, at most N
 //   mma_AB_rowsum(d, e, a_rt, b_st, ones_st, accumulate)  d(64x64) (+)= A · B and e (+)= A · ones in one m64n72k16
@@ -46,9 +49,11 @@ __device__ __forceinline__ std::uint64_t desc_kmajor(const st<T, R, C>& s, int r
                    kSwizzleAtomBytes);
 }
 template <typename T, int R, int C>
-__device__ __forceinline__ std::uint64_t desc_mnmajor(const st<T, R, C>& s, int k) {
+__device__ __forceinline__ std::uint64_t desc_mnmajor(const st<T, R, C>& s, int k, int col0 = 0) {
   using S = st<T, R, C>;
-  return make_desc(s.block_addr(0, k), S::kBlockBytes, kSwizzleAtomBytes);
+  // col0 inside a 64-column block (e.g. 32): a start address inside the swizzled row, as desc_kmajor's k offsets.
+  return make_desc(s.block_addr(col0 / S::kBlockCols, k) + (col0 % S::kBlockCols) * static_cast<int>(sizeof(T)),
+                   S::kBlockBytes, kSwizzleAtomBytes);
 }
 // Descriptor d moved on by `bytes` (a multiple of 16) within its tile: one 32-bit add to the start address field,
 // which cannot carry into LBO because shared addresses stay under 256 KB. make_desc per k-step instead cost a mask,
@@ -100,11 +105,15 @@ template <int W>
 inline constexpr bool wgmma_n_ok = W % 16 == 0 && W >= 16 && W <= 256;
 
 // One m64nWk16 on the first W columns of d (W <= N; the others keep their values): d (+)= A(desc) · B(desc), B
-// K-major.
-template <typename T, int W, int N>
+// K-major (kMN: MN-major).
+template <typename T, int W, bool kMN = false, int N>
 __device__ __forceinline__ void wgmma_ss(rt_fl<16, N>& d, std::uint64_t da, std::uint64_t db, int acc) {
   static_assert(wgmma_n_ok<W> && W <= N, "wgmma width: a multiple of 16, at most the accumulator's");
-  FT_WGMMA_DISPATCH(SS, "0")
+  if constexpr (kMN) {
+    FT_WGMMA_DISPATCH(SS, "1")
+  } else {
+    FT_WGMMA_DISPATCH(SS, "0")
+  }
 }
 // One m64nWk16 with A from registers (this warp's 16 rows x 16 k); kMN: B is MN-major (transposed).
 template <typename T, int W, bool kMN, int N>
@@ -162,6 +171,31 @@ __device__ __forceinline__ void mma_AB(rt_fl<16, N>& d, const rt<T, 16, K>& a, c
   for (int k = 0; k < K / 16; ++k)  // rows 16k.. of an MN-major tile: 16k whole swizzled rows on
     wgmma_rs<T, N, true>(d, as_u32(a.v[0][k][0]), as_u32(a.v[0][k][1]), as_u32(a.v[0][k][2]), as_u32(a.v[0][k][3]),
                          desc_add(db, 16 * k * kSwizzleBytes), (accumulate || k > 0) ? 1 : 0);
+}
+
+// d(64 x N) (+)= A(this warp's rt<T,16,K>) · columns b_col0..b_col0+N-1 of b (K x BN, MN-major; b_col0 a multiple
+// of 64, or of N inside one 64-column block).
+template <typename T, int N, int K, int BN>
+__device__ __forceinline__ void mma_AB(rt_fl<16, N>& d, const rt<T, 16, K>& a, const st<T, K, BN>& b, int b_col0,
+                                       bool accumulate) {
+  static_assert(N <= BN, "B columns must exist");
+  const std::uint64_t db = desc_mnmajor(b, 0, b_col0);
+#pragma unroll
+  for (int k = 0; k < K / 16; ++k)
+    wgmma_rs<T, N, true>(d, as_u32(a.v[0][k][0]), as_u32(a.v[0][k][1]), as_u32(a.v[0][k][2]), as_u32(a.v[0][k][3]),
+                         desc_add(db, 16 * k * kSwizzleBytes), (accumulate || k > 0) ? 1 : 0);
+}
+
+// d(64 x N) (+)= A(rows a_row0..a_row0+63 of a, K-major, K = a's cols) · columns b_col0.. of b (K x BN, MN-major).
+template <typename T, int N, int AR, int K, int BN>
+__device__ __forceinline__ void mma_AB(rt_fl<16, N>& d, const st<T, AR, K>& a, int a_row0, const st<T, K, BN>& b,
+                                       int b_col0, bool accumulate) {
+  static_assert(N <= BN, "B columns must exist");
+  const std::uint64_t da = desc_kmajor(a, a_row0, 0), db = desc_mnmajor(b, 0, b_col0);
+#pragma unroll
+  for (int k = 0; k < K; k += 16)
+    wgmma_ss<T, N, true>(d, desc_add(da, kmajor_offset<st<T, AR, K>>(k)), desc_add(db, k * kSwizzleBytes),
+                         (accumulate || k > 0) ? 1 : 0);
 }
 
 // The 8 columns that mma_AB_rowsum adds past d's 64, one warp's share (g = lane/4, t = lane%4): v[0] = row g's cols
