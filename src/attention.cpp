@@ -14,14 +14,7 @@ Result plan_or_run(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
   const bool run = stage == Stage::Run;
   if (stage == Stage::Prepare) dev->prepare(plan, args);
   if (run) dev->run(plan, args);
-  Result r;
-  r.backend = dev->info().backend;
-  r.path = plan.path;
-  r.kernel = plan.kernel;
-  r.note = plan.note;
-  r.reduced_precision = plan.reduced_precision;
-  r.asynchronous = run && (args.cuda_stream || args.vk_command_buffer);
-  return r;
+  return detail::result_of(dev->info(), plan, run && (args.cuda_stream || args.vk_command_buffer));
 }
 }  // namespace
 
@@ -53,14 +46,7 @@ Result plan_or_run_backward(const Tensor& q, const Tensor& k, const Tensor& v, c
                     std::string(to_string(plan.path)) + " needs " + std::to_string(plan.workspace_bytes) +
                     " (plan_attention_backward's workspace_bytes)");
   if (run) dev->run_backward(plan, args);
-  Result r;
-  r.backend = dev->info().backend;
-  r.path = plan.path;
-  r.kernel = plan.kernel;
-  r.note = plan.note;
-  r.workspace_bytes = plan.workspace_bytes;
-  r.asynchronous = run && args.fwd.cuda_stream;
-  return r;
+  return detail::result_of(dev->info(), plan, run && args.fwd.cuda_stream);
 }
 }  // namespace
 

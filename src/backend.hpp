@@ -126,6 +126,8 @@ struct PathCheck {
 // every path, CUDA a forced one it lacks): messages and notes then name only listed paths. Null: all of `order`.
 Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device,
                  const std::vector<Path>* listed = nullptr);
+// What a call reports: the device's backend and the plan's path, kernel, note, precision and workspace.
+Result result_of(const DeviceInfo& device, const Plan& plan, bool asynchronous);
 // "NVIDIA H200 (cuda:0)": how plan notes and errors name a device.
 std::string device_label(const DeviceInfo& info);
 

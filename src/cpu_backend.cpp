@@ -57,6 +57,9 @@ const std::byte* ptr(const TensorArg& t) {
 // Scratch for one (batch, head): K and V of its kv head widened to double once, then every query row.
 struct HeadScratch {
   std::vector<double> k, v, q, scores, acc;
+  explicit HeadScratch(const AttnArgs& a)
+      : k(static_cast<std::size_t>(a.seqlen_k * a.head_dim)), v(k.size()), q(static_cast<std::size_t>(a.head_dim)),
+        scores(static_cast<std::size_t>(a.seqlen_k)), acc(q.size()) {}
 };
 
 // One (batch, head): every query row, exact softmax over the keys it may see.
@@ -185,12 +188,7 @@ void parallel_for(std::int64_t items, Work work) {
 void reference_attention(const AttnArgs& a) {
   const std::int64_t pairs = a.batch * a.heads_q;
   parallel_for(pairs, [&](std::atomic<std::int64_t>& next) {
-    HeadScratch s;
-    s.k.resize(static_cast<std::size_t>(a.seqlen_k * a.head_dim));
-    s.v.resize(s.k.size());
-    s.q.resize(static_cast<std::size_t>(a.head_dim));
-    s.acc.resize(s.q.size());
-    s.scores.resize(static_cast<std::size_t>(a.seqlen_k));
+    HeadScratch s(a);
     for (std::int64_t p; (p = next.fetch_add(1)) < pairs;) reference_head(a, p / a.heads_q, p % a.heads_q, s);
   });
 }
@@ -199,11 +197,7 @@ void reference_backward(const BwdArgs& g) {
   const AttnArgs& a = g.fwd;
   const std::int64_t pairs = a.batch * a.heads_kv;
   parallel_for(pairs, [&](std::atomic<std::int64_t>& next) {
-    HeadScratch s;
-    s.k.resize(static_cast<std::size_t>(a.seqlen_k * a.head_dim));
-    s.v.resize(s.k.size());
-    s.q.resize(static_cast<std::size_t>(a.head_dim));
-    s.acc.resize(s.q.size());
+    HeadScratch s(a);
     std::vector<double> dk(s.k.size()), dv(s.k.size()), dq(s.q.size());
     for (std::int64_t p; (p = next.fetch_add(1)) < pairs;)
       reference_backward_head(g, p / a.heads_kv, p % a.heads_kv, s, dk, dv, dq);

@@ -143,6 +143,18 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
 }
 
+Result result_of(const DeviceInfo& device, const Plan& plan, bool asynchronous) {
+  Result r;
+  r.backend = device.backend;
+  r.path = plan.path;
+  r.kernel = plan.kernel;
+  r.note = plan.note;
+  r.reduced_precision = plan.reduced_precision;
+  r.workspace_bytes = plan.workspace_bytes;
+  r.asynchronous = asynchronous;
+  return r;
+}
+
 std::string device_label(const DeviceInfo& i) {
   return i.name + " (" + std::string(to_string(i.backend)) + ":" + std::to_string(i.index) + ")";
 }
