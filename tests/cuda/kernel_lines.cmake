@@ -1,6 +1,10 @@
 # The sm90 forward kernel stays short enough to read in one sitting (issue 4: report its non-blank line count, goal
 # <= 200): counts the non-blank lines of sm90_fwd_kernel's body (from its __global__ line to the #endif that closes
 # the arch guard) and fails above the limit. Usage: cmake -DFILE=.../sm90_fwd.cuh -DLIMIT=200 -P kernel_lines.cmake
+# (-DNAME=... names another file's kernel in the messages, e.g. sm90_bwd_kernel).
+if(NOT DEFINED NAME)
+  set(NAME sm90_fwd_kernel)
+endif()
 file(READ "${FILE}" text)
 # One list item per line: characters that CMake lists treat specially (; and brackets) become plain ones first.
 string(REGEX REPLACE "[][;\\]" "_" text "${text}")
@@ -23,9 +27,9 @@ foreach(l IN LISTS lines)
   endif()
 endforeach()
 if(count EQUAL 0)
-  message(FATAL_ERROR "sm90_fwd_kernel not found in ${FILE}")
+  message(FATAL_ERROR "${NAME} not found in ${FILE}")
 endif()
-message(STATUS "sm90_fwd_kernel: ${count} non-blank lines (${comments} of them comments), limit ${LIMIT}")
+message(STATUS "${NAME}: ${count} non-blank lines (${comments} of them comments), limit ${LIMIT}")
 if(count GREATER LIMIT)
-  message(FATAL_ERROR "sm90_fwd_kernel has ${count} non-blank lines, over the limit of ${LIMIT}")
+  message(FATAL_ERROR "${NAME} has ${count} non-blank lines, over the limit of ${LIMIT}")
 endif()
