@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,23 @@ struct TensorArg {
   Strides strides;
 };
 
+// Serving layouts (include/flashtile/serving.hpp). A backend whose plan() does not take them passes the call over with
+// layout_why_not's reason.
+struct PagedLayout {
+  TensorArg block_table, seqlens;  // i32 [B, pages_per_seq], i32 [B]
+  TensorArg k_new, v_new;          // [B, seqlen_new, Hkv, D] when seqlen_new > 0
+  std::int64_t num_pages = 0, page_size = 0, pages_per_seq = 0, seqlen_new = 0;
+};
+struct VarlenLayout {
+  TensorArg cu_seqlens_q, cu_seqlens_k;  // i32 [B + 1]
+  std::int64_t total_q = 0, total_k = 0;
+};
+
 // A validated attention call. Sizes are plain integers; strides are in elements.
+// Dense: q [B, Sq, Hq, D], k and v [B, Sk, Hkv, D], lse [B, Hq, Sq].
+// Paged: k and v are the caches [num_pages, page_size, Hkv, D]; seqlen_k is the most keys a sequence can hold.
+// Varlen: q, k, v and o are [1, total, H, D] views of the packed tensors, lse [1, Hq, total_q]; batch is the number
+// of sequences, seqlen_q and seqlen_k the caller's maxima.
 struct AttnArgs {
   TensorArg q, k, v, o, lse;
   bool has_lse = false;
@@ -55,7 +72,16 @@ struct AttnArgs {
   void* cuda_stream = nullptr;
   void* vk_command_buffer = nullptr;
   bool allow_reduced_precision = false;  // Options::allow_reduced_precision_accumulation
+  std::optional<PagedLayout> paged;
+  std::optional<VarlenLayout> varlen;
 };
+
+// "" for a dense call; for a serving layout, the reason a path without kernels for it passes the call over.
+inline std::string layout_why_not(const AttnArgs& a) {
+  if (a.paged) return "no paged-KV kernel on this path yet";
+  if (a.varlen) return "no varlen kernel on this path yet";
+  return "";
+}
 
 // A validated backward call: the forward's arguments (lse required) plus the gradients.
 struct BwdArgs {

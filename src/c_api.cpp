@@ -29,7 +29,7 @@ using flashtile::Path;
 static_assert(static_cast<int>(Backend::Auto) == FT_BACKEND_AUTO && static_cast<int>(Backend::Cpu) == FT_BACKEND_CPU &&
               static_cast<int>(Backend::Cuda) == FT_BACKEND_CUDA && static_cast<int>(Backend::Vulkan) == FT_BACKEND_VULKAN);
 static_assert(static_cast<int>(DType::F16) == FT_DTYPE_F16 && static_cast<int>(DType::BF16) == FT_DTYPE_BF16 &&
-              static_cast<int>(DType::F32) == FT_DTYPE_F32);
+              static_cast<int>(DType::F32) == FT_DTYPE_F32 && static_cast<int>(DType::I32) == FT_DTYPE_I32);
 static_assert(static_cast<int>(Path::CpuReference) == FT_PATH_CPU_REFERENCE &&
               static_cast<int>(Path::CudaSm80) == FT_PATH_CUDA_SM80 &&
               static_cast<int>(Path::CudaSm90) == FT_PATH_CUDA_SM90 &&
@@ -48,7 +48,7 @@ static_assert(static_cast<int>(ErrorCode::InvalidArgument) == FT_ERROR_INVALID_A
               static_cast<int>(ErrorCode::BackendFailure) == FT_ERROR_BACKEND_FAILURE &&
               static_cast<int>(ErrorCode::OutOfMemory) == FT_ERROR_OUT_OF_MEMORY);
 
-constexpr int kNumBackends = 4, kNumDTypes = 3, kNumPaths = 6, kLastErrorCode = FT_ERROR_OUT_OF_MEMORY;
+constexpr int kNumBackends = 4, kNumDTypes = 4, kNumPaths = 6, kLastErrorCode = FT_ERROR_OUT_OF_MEMORY;
 
 thread_local std::string t_last_error;
 

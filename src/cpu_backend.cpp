@@ -62,26 +62,80 @@ struct HeadScratch {
         scores(static_cast<std::size_t>(a.seqlen_k)), acc(q.size()) {}
 };
 
+// Where a call's rows live, for the dense, paged and varlen layouts (backend.hpp): per-sequence lengths and the
+// element offsets of query rows, keys and LSE entries. Tables are host memory on this backend.
+struct Layout {
+  const AttnArgs& a;
+  const std::int32_t* table(const TensorArg& t) const { return reinterpret_cast<const std::int32_t*>(ptr(t)); }
+
+  std::int64_t seqlen_q(std::int64_t b) const {
+    if (!a.varlen) return a.seqlen_q;
+    const std::int32_t* cu = table(a.varlen->cu_seqlens_q);
+    return cu[b + 1] - cu[b];
+  }
+  std::int64_t seqlen_k(std::int64_t b) const {
+    if (a.paged) return table(a.paged->seqlens)[b] + a.paged->seqlen_new;
+    if (!a.varlen) return a.seqlen_k;
+    const std::int32_t* cu = table(a.varlen->cu_seqlens_k);
+    return cu[b + 1] - cu[b];
+  }
+  // Row i of sequence b in a [B, S, H, D] tensor (varlen: [1, total, H, D], rows from cu_seqlens).
+  std::int64_t q_row(const TensorArg& t, std::int64_t b, std::int64_t i, std::int64_t h) const {
+    if (a.varlen) return (table(a.varlen->cu_seqlens_q)[b] + i) * t.strides[1] + h * t.strides[2];
+    return b * t.strides[0] + i * t.strides[1] + h * t.strides[2];
+  }
+  std::int64_t k_row(const TensorArg& t, std::int64_t b, std::int64_t j, std::int64_t hk) const {
+    if (a.varlen) return (table(a.varlen->cu_seqlens_k)[b] + j) * t.strides[1] + hk * t.strides[2];
+    if (a.paged) {
+      const PagedLayout& pg = *a.paged;
+      const std::int64_t page = table(pg.block_table)[b * pg.block_table.strides[0] + j / pg.page_size];
+      return page * t.strides[0] + (j % pg.page_size) * t.strides[1] + hk * t.strides[2];
+    }
+    return b * t.strides[0] + j * t.strides[1] + hk * t.strides[2];
+  }
+  std::int64_t lse_index(std::int64_t b, std::int64_t h, std::int64_t i) const {
+    if (a.varlen) return h * a.varlen->total_q + table(a.varlen->cu_seqlens_q)[b] + i;
+    return (b * a.heads_q + h) * a.seqlen_q + i;
+  }
+};
+
+// Paged calls with new keys: write them into the cache at seqlens[b] .. seqlens[b] + seqlen_new - 1 first.
+void append_to_cache(const AttnArgs& a) {
+  const PagedLayout& pg = *a.paged;
+  const Layout lay{a};
+  const std::int32_t* seqlens = lay.table(pg.seqlens);
+  for (std::int64_t b = 0; b < a.batch; ++b)
+    for (std::int64_t t = 0; t < pg.seqlen_new; ++t)
+      for (std::int64_t hk = 0; hk < a.heads_kv; ++hk)
+        for (const auto& [src, dst] : {std::pair{&pg.k_new, &a.k}, {&pg.v_new, &a.v}}) {
+          const std::int64_t from = b * src->strides[0] + t * src->strides[1] + hk * src->strides[2];
+          const std::int64_t to = lay.k_row(*dst, b, seqlens[b] + t, hk);
+          const std::size_t es = dtype_size(src->dtype);
+          std::memcpy(const_cast<std::byte*>(ptr(*dst)) + to * std::int64_t(es), ptr(*src) + from * std::int64_t(es),
+                      static_cast<std::size_t>(a.head_dim) * es);
+        }
+}
+
 // One (batch, head): every query row, exact softmax over the keys it may see.
 void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScratch& s) {
-  const std::int64_t D = a.head_dim, Sq = a.seqlen_q, Sk = a.seqlen_k;
+  const Layout lay{a};
+  const std::int64_t D = a.head_dim, Sq = lay.seqlen_q(b), Sk = lay.seqlen_k(b);
   const std::int64_t hk = h / (a.heads_q / a.heads_kv);
   const std::byte *q = ptr(a.q), *k = ptr(a.k), *v = ptr(a.v);
   auto* o = const_cast<std::byte*>(ptr(a.o));
-  const auto& qs = a.q.strides;
-  const auto& ks = a.k.strides;
-  const auto& vs = a.v.strides;
-  const auto& os = a.o.strides;
   const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
-  for (std::int64_t j = 0; j < Sk; ++j)
+  for (std::int64_t j = 0; j < Sk; ++j) {
+    const std::int64_t kr = lay.k_row(a.k, b, j, hk), vr = lay.k_row(a.v, b, j, hk);
     for (std::int64_t d = 0; d < D; ++d) {
-      s.k[at(j * D + d)] = load(k, a.k.dtype, b * ks[0] + j * ks[1] + hk * ks[2] + d);
-      s.v[at(j * D + d)] = load(v, a.v.dtype, b * vs[0] + j * vs[1] + hk * vs[2] + d);
+      s.k[at(j * D + d)] = load(k, a.k.dtype, kr + d);
+      s.v[at(j * D + d)] = load(v, a.v.dtype, vr + d);
     }
+  }
   for (std::int64_t i = 0; i < Sq; ++i) {
     // Causal, bottom-right aligned: row i sees keys j <= i + Sk - Sq.
     const std::int64_t visible = a.causal ? std::clamp<std::int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
-    for (std::int64_t d = 0; d < D; ++d) s.q[at(d)] = load(q, a.q.dtype, b * qs[0] + i * qs[1] + h * qs[2] + d);
+    const std::int64_t qrow = lay.q_row(a.q, b, i, h);
+    for (std::int64_t d = 0; d < D; ++d) s.q[at(d)] = load(q, a.q.dtype, qrow + d);
     double m = -std::numeric_limits<double>::infinity();
     for (std::int64_t j = 0; j < visible; ++j) {
       const double* kr = &s.k[at(j * D)];
@@ -98,11 +152,11 @@ void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScrat
       const double* vr = &s.v[at(j * D)];
       for (std::int64_t d = 0; d < D; ++d) s.acc[at(d)] += p * vr[d];
     }
-    const std::int64_t orow = b * os[0] + i * os[1] + h * os[2];
+    const std::int64_t orow = lay.q_row(a.o, b, i, h);
     for (std::int64_t d = 0; d < D; ++d) store(o, a.o.dtype, orow + d, visible ? s.acc[at(d)] / l : 0.0);
     if (a.has_lse) {
       auto* lse = reinterpret_cast<float*>(const_cast<std::byte*>(ptr(a.lse)));
-      lse[(b * a.heads_q + h) * Sq + i] =
+      lse[lay.lse_index(b, h, i)] =
           visible ? static_cast<float>(m + std::log(l)) : -std::numeric_limits<float>::infinity();
     }
   }
@@ -243,7 +297,10 @@ class CpuDevice final : public DeviceImpl {
     const std::string kernel = "cpu_reference<" + std::string(to_string(a.dtype)) + ">";
     return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");
   }
-  void run(const Plan&, const AttnArgs& a) override { reference_attention(a); }
+  void run(const Plan&, const AttnArgs& a) override {
+    if (a.paged && a.paged->seqlen_new > 0) append_to_cache(a);
+    reference_attention(a);
+  }
   Plan plan_backward(const BwdArgs& g, const std::optional<Path>& forced) const override {
     const std::string kernel = "cpu_reference_bwd<" + std::string(to_string(g.fwd.dtype)) + ">";
     return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");

@@ -16,8 +16,8 @@ namespace flashtile {
 namespace {
 constexpr std::array<std::pair<Backend, std::string_view>, 4> kBackendNames{{
     {Backend::Auto, "auto"}, {Backend::Cpu, "cpu"}, {Backend::Cuda, "cuda"}, {Backend::Vulkan, "vulkan"}}};
-constexpr std::array<std::pair<DType, std::string_view>, 3> kDTypeNames{{
-    {DType::F16, "f16"}, {DType::BF16, "bf16"}, {DType::F32, "f32"}}};
+constexpr std::array<std::pair<DType, std::string_view>, 4> kDTypeNames{{
+    {DType::F16, "f16"}, {DType::BF16, "bf16"}, {DType::F32, "f32"}, {DType::I32, "i32"}}};
 constexpr std::array<std::pair<Path, std::string_view>, 6> kPathNames{{
     {Path::CpuReference, "cpu_reference"}, {Path::CudaSm80, "cuda_sm80"}, {Path::CudaSm90, "cuda_sm90"},
     {Path::VulkanPortable, "vulkan_portable"}, {Path::VulkanCoopmat, "vulkan_coopmat"},
@@ -58,7 +58,7 @@ Backend parse_backend(std::string_view s) { return parse_of(kBackendNames, s, "b
 DType parse_dtype(std::string_view s) { return parse_of(kDTypeNames, s, "dtype"); }
 Path parse_path(std::string_view s) { return parse_of(kPathNames, s, "path"); }
 
-std::size_t dtype_size(DType d) { return d == DType::F32 ? 4 : 2; }
+std::size_t dtype_size(DType d) { return d == DType::F32 || d == DType::I32 ? 4 : 2; }
 
 std::int64_t Shape::numel() const {
   if (rank < 0 || rank > 4)

@@ -2,6 +2,7 @@
 #include "validate.hpp"
 
 #include "checked.hpp"
+#include "validate_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +10,7 @@
 
 namespace flashtile::detail {
 
-namespace {
-
-constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();  // kernels index rows with int32
+namespace rules {
 
 [[noreturn]] void fail(ErrorCode c, const std::string& msg) { throw Error(c, msg); }
 
@@ -38,6 +37,7 @@ void require_rank(const Tensor& t, const char* name, int rank, const char* layou
 
 // Byte range [begin, end) of a tensor, in a space where overlapping ranges mean shared memory. Vulkan handles are
 // buffers (ranges compare within one buffer); CPU and CUDA handles are addresses.
+namespace {
 struct Range {
   std::uint64_t space, begin, end;
 };
@@ -48,6 +48,8 @@ Range range_of(const Tensor& t) {
   const std::uint64_t base = per_buffer ? s.offset : checked_add(s.handle, s.offset, what);
   return {per_buffer ? s.handle : 0, base, checked_add<std::uint64_t>(base, t.extent_bytes(), what)};
 }
+}  // namespace
+
 bool overlaps(const Tensor& a, const Tensor& b) {
   const Range x = range_of(a), y = range_of(b);
   return x.space == y.space && x.begin < y.end && y.begin < x.end;
@@ -103,7 +105,9 @@ void require_shape(const Tensor& t, const char* name, const Shape& want, const c
                                        "'s " + shape_str(want));
 }
 
-}  // namespace
+}  // namespace rules
+
+using namespace rules;
 
 AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
                             const Options& options) {
@@ -138,6 +142,8 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
                                         std::string(to_string(backend)) + " device");
 
   // Dtypes.
+  if (q.dtype() == DType::I32)
+    fail(ErrorCode::DTypeMismatch, "q: dtype i32 is an index type; attention takes f16, bf16 or f32");
   if (k.dtype() != q.dtype())
     fail(ErrorCode::DTypeMismatch, "k: dtype " + std::string(to_string(k.dtype())) + " differs from q's " +
                                        std::string(to_string(q.dtype())));

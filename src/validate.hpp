@@ -3,6 +3,8 @@
 
 #include "backend.hpp"
 
+#include <flashtile/serving.hpp>
+
 namespace flashtile::detail {
 
 // Throws Error on the first rule broken; otherwise returns the call as kernels see it (scale resolved).
@@ -14,5 +16,12 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
 BwdArgs validate_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                           const Tensor& dout, const Tensor& dq, const Tensor& dk, const Tensor& dv,
                           const Options& options);
+
+// The serving layouts (serving.hpp): the dense rules on each tensor, the tables' dtypes and shapes, and their
+// contents where the host can read them (CPU tensors).
+AttnArgs validate_kvcache(const Tensor& q, const PagedKv& cache, const Tensor& out, const Tensor* lse,
+                          const Tensor* k_new, const Tensor* v_new, const Options& options);
+AttnArgs validate_varlen(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
+                         const Varlen& lengths, const Options& options);
 
 }  // namespace flashtile::detail

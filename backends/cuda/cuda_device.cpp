@@ -270,6 +270,7 @@ class CudaDevice final : public DeviceImpl {
   }
 
   static std::string common_why_not(const AttnArgs& a) {
+    if (std::string why = layout_why_not(a); !why.empty()) return why;
     if (a.dtype == DType::F32) return "dtype f32 not supported on CUDA paths (f16 and bf16 only)";
     const std::pair<const char*, std::int64_t> sizes[] = {{"batch", a.batch},     {"seqlen_q", a.seqlen_q},
                                                           {"seqlen_k", a.seqlen_k}, {"heads_q", a.heads_q},

@@ -257,7 +257,8 @@ class VulkanDevice final : public detail::DeviceImpl {
         order.push_back(std::move(c));
         continue;
       }
-      const ShaderVariant* v = pick(p, args, &c.why_not);
+      c.why_not = detail::layout_why_not(args);
+      const ShaderVariant* v = c.why_not.empty() ? pick(p, args, &c.why_not) : nullptr;
       if (v) {
         c.kernel = kernel_name(*v, args);
         c.reduced_precision = v->reduced_precision;

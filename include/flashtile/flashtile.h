@@ -26,7 +26,7 @@ extern "C" {
 
 typedef enum ft_backend { FT_BACKEND_AUTO = 0, FT_BACKEND_CPU = 1, FT_BACKEND_CUDA = 2, FT_BACKEND_VULKAN = 3 } ft_backend;
 
-typedef enum ft_dtype { FT_DTYPE_F16 = 0, FT_DTYPE_BF16 = 1, FT_DTYPE_F32 = 2 } ft_dtype;
+typedef enum ft_dtype { FT_DTYPE_F16 = 0, FT_DTYPE_BF16 = 1, FT_DTYPE_F32 = 2, FT_DTYPE_I32 = 3 /* index tensors */ } ft_dtype;
 
 typedef enum ft_path {
   FT_PATH_DEFAULT = -1, /* let the device choose its fastest path that fits */

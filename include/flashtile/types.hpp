@@ -11,7 +11,7 @@ namespace flashtile {
 
 enum class Backend { Auto, Cpu, Cuda, Vulkan };
 
-enum class DType { F16, BF16, F32 };
+enum class DType { F16, BF16, F32, I32 };  // I32: index tensors (page tables, sequence lengths)
 
 // Every kernel path flashtile has, on every backend. The Result of a call names the one that ran.
 enum class Path {
