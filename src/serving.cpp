@@ -10,14 +10,7 @@ Result plan_or_run(const Tensor& q, const detail::AttnArgs& args, const std::opt
   const auto& dev = q.storage()->device;
   const detail::Plan plan = dev->plan(args, path);
   if (run) dev->run(plan, args);
-  Result r;
-  r.backend = dev->info().backend;
-  r.path = plan.path;
-  r.kernel = plan.kernel;
-  r.note = plan.note;
-  r.reduced_precision = plan.reduced_precision;
-  r.asynchronous = run && (args.cuda_stream || args.vk_command_buffer);
-  return r;
+  return detail::result_of(dev->info(), plan, run && (args.cuda_stream || args.vk_command_buffer));
 }
 }  // namespace
 
