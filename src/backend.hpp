@@ -74,6 +74,12 @@ struct AttnArgs {
   bool allow_reduced_precision = false;  // Options::allow_reduced_precision_accumulation
   std::optional<PagedLayout> paged;
   std::optional<VarlenLayout> varlen;
+  // Variants (Options): window bounds (-1 unbounded), softcap (0 off), ALiBi slopes f32 [Hq] or [B, Hq], sinks f32 [Hq].
+  std::int64_t window_left = -1, window_right = -1;
+  float softcap = 0.0f;
+  TensorArg alibi_slopes, sinks;
+  bool has_alibi = false, alibi_per_batch = false, has_sinks = false;
+  bool has_variant() const { return window_left >= 0 || window_right >= 0 || softcap > 0 || has_alibi || has_sinks; }
 };
 
 // "" for a dense call; for a serving layout, the reason a path without kernels for it passes the call over.
@@ -152,6 +158,10 @@ struct PathCheck {
 // every path, CUDA a forced one it lacks): messages and notes then name only listed paths. Null: all of `order`.
 Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device,
                  const std::vector<Path>* listed = nullptr);
+// Variants (window, softcap, ALiBi, sinks) run on the CPU reference so far: for any other device, or for the
+// backward of sinks (it has no dsinks output yet), throws Error(Unsupported) naming the variant. Called before plan().
+void require_variants_supported(const DeviceInfo& device, const AttnArgs& a, bool backward);
+
 // What a call reports: the device's backend and the plan's path, kernel, note, precision and workspace.
 Result result_of(const DeviceInfo& device, const Plan& plan, bool asynchronous);
 // "NVIDIA H200 (cuda:0)": how plan notes and errors name a device.

@@ -116,6 +116,42 @@ void append_to_cache(const AttnArgs& a) {
         }
 }
 
+// The keys a row sees and the score each gets, with the variants (backend.hpp, AttnArgs): causal and window bounds
+// relative to the bottom-right diagonal, softcap, ALiBi, and the sink that joins the denominator.
+struct RowRules {
+  const AttnArgs& a;
+  std::int64_t b, h, Sq, Sk;
+
+  // [lo, hi): the keys row i sees.
+  std::pair<std::int64_t, std::int64_t> keys(std::int64_t i) const {
+    const std::int64_t diag = i + Sk - Sq;
+    std::int64_t lo = 0, hi = Sk;
+    if (a.causal) hi = std::clamp<std::int64_t>(diag + 1, 0, Sk);
+    if (a.window_right >= 0) hi = std::min(hi, std::clamp<std::int64_t>(diag + a.window_right + 1, 0, Sk));
+    if (a.window_left >= 0) lo = std::clamp<std::int64_t>(diag - a.window_left, 0, Sk);
+    return {lo, std::max(lo, hi)};
+  }
+  // The score of key j for row i from the raw dot product; `dcap` receives d(score)/d(scaled dot) (softcap's tanh').
+  double score(double dot, std::int64_t i, std::int64_t j, double* dcap = nullptr) const {
+    double x = dot * static_cast<double>(a.scale), slope = 1.0;
+    if (a.softcap > 0) {
+      const double t = std::tanh(x / a.softcap);
+      x = a.softcap * t;
+      slope = 1.0 - t * t;
+    }
+    if (a.has_alibi) {
+      const auto* slopes = reinterpret_cast<const float*>(ptr(a.alibi_slopes));
+      x -= double(slopes[(a.alibi_per_batch ? b * a.heads_q : 0) + h]) * double(std::abs(i + Sk - Sq - j));
+    }
+    if (dcap) *dcap = slope;
+    return x;
+  }
+  // The sink logit of this head, or -inf without sinks.
+  double sink() const {
+    return a.has_sinks ? double(reinterpret_cast<const float*>(ptr(a.sinks))[h]) : -std::numeric_limits<double>::infinity();
+  }
+};
+
 // One (batch, head): every query row, exact softmax over the keys it may see.
 void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScratch& s) {
   const Layout lay{a};
@@ -131,40 +167,40 @@ void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScrat
       s.v[at(j * D + d)] = load(v, a.v.dtype, vr + d);
     }
   }
+  const RowRules rules{a, b, h, Sq, Sk};
   for (std::int64_t i = 0; i < Sq; ++i) {
-    // Causal, bottom-right aligned: row i sees keys j <= i + Sk - Sq.
-    const std::int64_t visible = a.causal ? std::clamp<std::int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+    const auto [lo, hi] = rules.keys(i);
     const std::int64_t qrow = lay.q_row(a.q, b, i, h);
     for (std::int64_t d = 0; d < D; ++d) s.q[at(d)] = load(q, a.q.dtype, qrow + d);
-    double m = -std::numeric_limits<double>::infinity();
-    for (std::int64_t j = 0; j < visible; ++j) {
+    // The sink joins the max and the denominator; a row that sees no key keeps output 0 (and its LSE is the sink).
+    double m = rules.sink();
+    for (std::int64_t j = lo; j < hi; ++j) {
       const double* kr = &s.k[at(j * D)];
       double dot = 0;
       for (std::int64_t d = 0; d < D; ++d) dot += s.q[at(d)] * kr[d];
-      s.scores[at(j)] = dot * static_cast<double>(a.scale);
+      s.scores[at(j)] = rules.score(dot, i, j);
       m = std::max(m, s.scores[at(j)]);
     }
     std::fill(s.acc.begin(), s.acc.end(), 0.0);
-    double l = 0;
-    for (std::int64_t j = 0; j < visible; ++j) {
+    double l = a.has_sinks ? std::exp(rules.sink() - m) : 0.0;
+    for (std::int64_t j = lo; j < hi; ++j) {
       const double p = std::exp(s.scores[at(j)] - m);
       l += p;
       const double* vr = &s.v[at(j * D)];
       for (std::int64_t d = 0; d < D; ++d) s.acc[at(d)] += p * vr[d];
     }
+    const bool any = hi > lo || a.has_sinks;
     const std::int64_t orow = lay.q_row(a.o, b, i, h);
-    for (std::int64_t d = 0; d < D; ++d) store(o, a.o.dtype, orow + d, visible ? s.acc[at(d)] / l : 0.0);
+    for (std::int64_t d = 0; d < D; ++d) store(o, a.o.dtype, orow + d, any ? s.acc[at(d)] / l : 0.0);
     if (a.has_lse) {
       auto* lse = reinterpret_cast<float*>(const_cast<std::byte*>(ptr(a.lse)));
-      lse[lay.lse_index(b, h, i)] =
-          visible ? static_cast<float>(m + std::log(l)) : -std::numeric_limits<float>::infinity();
+      lse[lay.lse_index(b, h, i)] = any ? static_cast<float>(m + std::log(l)) : -std::numeric_limits<float>::infinity();
     }
   }
 }
 
-
 // The backward of one kv head of one batch: every query head of its group and every row, from the given out and lse
-// (as the kernels use them): P = exp(S·scale - lse), Delta = rowsum(dO ∘ O), dS = P ∘ (dO·Vᵀ - Delta),
+// (as the kernels use them): P = exp(score - lse) (score: S·scale with the variants), Delta = rowsum(dO ∘ O), dS = P ∘ (dO·Vᵀ - Delta) (times softcap's tanh'),
 // dV = Σ Pᵀ·dO, dK = scale · Σ dSᵀ·Q, dQ = scale · dS·K. Rows with lse = -inf saw no key: zero gradients.
 void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, HeadScratch& s,
                              std::vector<double>& dk, std::vector<double>& dv, std::vector<double>& dq) {
@@ -184,10 +220,11 @@ void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, 
   const auto* lse = reinterpret_cast<const float*>(ptr(a.lse));
   for (std::int64_t h = hk * group; h < (hk + 1) * group; ++h)
     for (std::int64_t i = 0; i < Sq; ++i) {
-      const std::int64_t visible = a.causal ? std::clamp<std::int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+      const RowRules rules{a, b, h, Sq, Sk};
+      const auto [lo, hi] = rules.keys(i);
       const double l = lse[(b * a.heads_q + h) * Sq + i];
       std::fill(dq.begin(), dq.end(), 0.0);
-      if (visible > 0 && l != -std::numeric_limits<double>::infinity()) {
+      if (hi > lo && l != -std::numeric_limits<double>::infinity()) {
         double delta = 0;
         for (std::int64_t d = 0; d < D; ++d) {
           s.q[at(d)] = load(ptr(a.q), a.q.dtype, b * a.q.strides[0] + i * a.q.strides[1] + h * a.q.strides[2] + d);
@@ -196,15 +233,16 @@ void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, 
           delta += s.acc[at(d)] *
                    load(ptr(a.o), a.o.dtype, b * a.o.strides[0] + i * a.o.strides[1] + h * a.o.strides[2] + d);
         }
-        for (std::int64_t j = 0; j < visible; ++j) {
+        for (std::int64_t j = lo; j < hi; ++j) {
           const double *kr = &s.k[at(j * D)], *vr = &s.v[at(j * D)];
           double dot = 0, dp = 0;
           for (std::int64_t d = 0; d < D; ++d) {
             dot += s.q[at(d)] * kr[d];
             dp += s.acc[at(d)] * vr[d];
           }
-          const double p = std::exp(dot * scale - l);
-          const double ds = p * (dp - delta);
+          double dcap = 1.0;
+          const double p = std::exp(rules.score(dot, i, j, &dcap) - l);
+          const double ds = p * (dp - delta) * dcap;  // through softcap's tanh; ALiBi's bias has no gradient here
           for (std::int64_t d = 0; d < D; ++d) {
             dv[at(j * D + d)] += p * s.acc[at(d)];
             dk[at(j * D + d)] += ds * s.q[at(d)] * scale;

@@ -105,6 +105,50 @@ void require_shape(const Tensor& t, const char* name, const Shape& want, const c
                                        "'s " + shape_str(want));
 }
 
+void apply_variants(AttnArgs& a, const Options& options, const Tensor& q, std::int64_t batch, std::int64_t heads_q,
+                    const std::vector<std::pair<const Tensor*, const char*>>& outs) {
+  for (const auto& [name, w] : {std::pair{"options.window_left", options.window_left},
+                                {"options.window_right", options.window_right}})
+    if (w < -1) fail(ErrorCode::InvalidArgument, std::string(name) + ": must be -1 (unbounded) or >= 0, got " + std::to_string(w));
+  if (!(options.softcap >= 0.0f) || !std::isfinite(options.softcap))
+    fail(ErrorCode::InvalidArgument, "options.softcap: must be 0 (off) or a positive finite number, got " +
+                                         std::to_string(options.softcap));
+  a.window_left = options.window_left;
+  a.window_right = options.window_right;
+  a.softcap = options.softcap;
+  // Slopes [Hq] or [B, Hq], sinks [Hq]: f32, contiguous, on q's device, apart from every output.
+  auto per_head = [&](const Tensor& t, const char* name, bool batch_ok) {
+    require_defined(t, name);
+    require_same_device(t, name, q);
+    if (t.dtype() != DType::F32)
+      fail(ErrorCode::DTypeMismatch, std::string(name) + ": dtype must be f32, got " + std::string(to_string(t.dtype())));
+    const Shape& s = t.shape();
+    const bool heads = s.rank == 1 && s[0] == heads_q;
+    const bool batched = batch_ok && s.rank == 2 && s[0] == batch && s[1] == heads_q;
+    if (!heads && !batched)
+      fail(ErrorCode::ShapeMismatch, std::string(name) + ": shape " + shape_str(s) + " must be [heads_q] = [" +
+                                         std::to_string(heads_q) + "]" +
+                                         (batch_ok ? " or [batch, heads_q] = [" + std::to_string(batch) + ", " +
+                                                         std::to_string(heads_q) + "]"
+                                                   : std::string()));
+    if (t.strides().dims != Strides::contiguous(s).dims) fail(ErrorCode::BadStride, std::string(name) + ": must be contiguous");
+    require_indexable(t, name);
+    for (const auto& [o, oname] : outs)
+      if (overlaps(*o, t)) fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
+    return batched;
+  };
+  if (options.alibi_slopes) {
+    a.alibi_per_batch = per_head(*options.alibi_slopes, "options.alibi_slopes", true);
+    a.alibi_slopes = arg_of(*options.alibi_slopes);
+    a.has_alibi = true;
+  }
+  if (options.sinks) {
+    per_head(*options.sinks, "options.sinks", false);
+    a.sinks = arg_of(*options.sinks);
+    a.has_sinks = true;
+  }
+}
+
 }  // namespace rules
 
 using namespace rules;
@@ -230,6 +274,9 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
   a.cuda_stream = options.cuda_stream;
   a.vk_command_buffer = options.vk_command_buffer;
   a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
+  std::vector<std::pair<const Tensor*, const char*>> outs = {{&out, "out"}};
+  if (lse) outs.push_back({lse, "lse"});
+  apply_variants(a, options, q, B, Hq, outs);
   return a;
 }
 

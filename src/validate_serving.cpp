@@ -215,6 +215,7 @@ AttnArgs validate_kvcache(const Tensor& q, const PagedKv& cache, const Tensor& o
   a.cuda_stream = options.cuda_stream;
   a.vk_command_buffer = options.vk_command_buffer;
   a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
+  apply_variants(a, options, q, B, Hq, outs);
   PagedLayout pl;
   pl.block_table = arg_of(cache.block_table);
   pl.seqlens = arg_of(cache.seqlens);
@@ -264,7 +265,10 @@ AttnArgs validate_varlen(const Tensor& q, const Tensor& k, const Tensor& v, cons
     const Shape s3 = Shape::of(1, lse->shape()[0], lse->shape()[1]);
     l3 = lse->as_strided(s3, Strides::contiguous(s3));
   }
-  AttnArgs a = validate_attention(q4, k4, v4, o4, lse ? &l3 : nullptr, options);
+  // The views have one batch: per-sequence slopes are checked below against the number of sequences.
+  Options dense = options;
+  dense.alibi_slopes = nullptr;
+  AttnArgs a = validate_attention(q4, k4, v4, o4, lse ? &l3 : nullptr, dense);
   std::vector<std::pair<const Tensor*, const char*>> outs = {{&out, "out"}};
   if (lse) outs.push_back({lse, "lse"});
   require_apart(outs, {{&lengths.cu_seqlens_q, "lengths.cu_seqlens_q"}, {&lengths.cu_seqlens_k, "lengths.cu_seqlens_k"}});
@@ -292,6 +296,7 @@ AttnArgs validate_varlen(const Tensor& q, const Tensor& k, const Tensor& v, cons
                                          ", but the packed tensor has " + std::to_string(total) + " rows");
   }
 
+  apply_variants(a, options, q, B, qs[1], outs);
   a.batch = B;
   a.seqlen_q = lengths.max_seqlen_q;
   a.seqlen_k = lengths.max_seqlen_k;

@@ -21,6 +21,14 @@ struct Options {
   // Result::reduced_precision says when it happened. Its error bound is looser (README: reduced-precision
   // accumulation), and O cannot overflow while |v| < 32. Every other path ignores it.
   bool allow_reduced_precision_accumulation = false;
+  // Variants, with FlashAttention's semantics. Any combination; each composes with GQA, Sq != Sk and causal.
+  // Sliding window: row i sees keys j with i + Sk - Sq - window_left <= j <= i + Sk - Sq + window_right; -1 is
+  // unbounded on that side (causal is window_right = 0).
+  std::int64_t window_left = -1, window_right = -1;
+  float softcap = 0.0f;                  // > 0: each score (scale applied) becomes softcap · tanh(score / softcap)
+  const Tensor* alibi_slopes = nullptr;  // f32 [Hq] or [B, Hq]: score -= slope · |i + Sk - Sq - j| (after softcap)
+  const Tensor* sinks = nullptr;         // f32 [Hq]: a logit per head that joins every row's softmax denominator
+                                         // (and its LSE) and carries no value
   // Backward only. dq, dk and dv bit-identical run to run on one device: no float atomics whose order varies
   // (docs/PERFORMANCE.md says what it costs on each path). The CPU reference is always deterministic.
   bool deterministic = false;

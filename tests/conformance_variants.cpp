@@ -1,0 +1,302 @@
+// The attention variants (sliding window, softcap, ALiBi, sinks): the CPU reference against a direct evaluation
+// written here from the definitions, named model cases on every path (paths without the variants must refuse with
+// the reason), the backward against finite differences, and bad input.
+#include <doctest/doctest.h>
+
+#include "common.hpp"
+#include "test_config.hpp"
+
+#include <cstdio>
+#include <string>
+
+using namespace flashtile;
+using namespace flashtile::testing;
+
+namespace {
+
+struct Variant {
+  std::int64_t window_left = -1, window_right = -1;
+  float softcap = 0.0f;
+  bool alibi = false, sinks = false;
+  std::string name() const {
+    std::string s;
+    if (window_left >= 0 || window_right >= 0) s += " window " + std::to_string(window_left) + "," + std::to_string(window_right);
+    if (softcap > 0) s += " softcap " + std::to_string(softcap);
+    if (alibi) s += " alibi";
+    if (sinks) s += " sinks";
+    return s;
+  }
+};
+
+// ALiBi's usual slopes: the geometric series 2^(-8 (h + 1) / H).
+std::vector<float> alibi_slopes(std::int64_t heads) {
+  std::vector<float> s(static_cast<std::size_t>(heads));
+  for (std::int64_t h = 0; h < heads; ++h) s[std::size_t(h)] = std::exp2(-8.0f * float(h + 1) / float(heads));
+  return s;
+}
+
+std::vector<float> sink_logits(std::int64_t heads, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  std::vector<float> s(static_cast<std::size_t>(heads));
+  for (float& x : s) x = normal(rng);
+  return s;
+}
+
+// Out and LSE straight from the definitions (FlashAttention's): logical [B, Sq, Hq, D] values in, double sums.
+struct Direct {
+  std::vector<float> out, lse;
+};
+Direct direct(const cases::Case& c, const Variant& var, const std::vector<float>& q, const std::vector<float>& k,
+              const std::vector<float>& v, const std::vector<float>& slopes, const std::vector<float>& sinks, float scale) {
+  const std::int64_t B = c.batch, Sq = c.seqlen_q, Sk = c.seqlen_k, Hq = c.heads_q, Hkv = c.heads_kv, D = c.head_dim;
+  Direct r;
+  r.out.assign(std::size_t(B * Sq * Hq * D), 0.0f);
+  r.lse.assign(std::size_t(B * Hq * Sq), 0.0f);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t h = 0; h < Hq; ++h)
+      for (std::int64_t i = 0; i < Sq; ++i) {
+        const std::int64_t hk = h / (Hq / Hkv), diag = i + Sk - Sq;
+        std::vector<double> w(std::size_t(Sk), 0.0);
+        std::vector<bool> seen(std::size_t(Sk), false);
+        double m = var.sinks ? double(sinks[std::size_t(h)]) : -INFINITY;
+        for (std::int64_t j = 0; j < Sk; ++j) {
+          bool ok = true;
+          if (c.causal && j > diag) ok = false;
+          if (var.window_left >= 0 && j < diag - var.window_left) ok = false;
+          if (var.window_right >= 0 && j > diag + var.window_right) ok = false;
+          if (!ok) continue;
+          double dot = 0;
+          for (std::int64_t d = 0; d < D; ++d)
+            dot += double(q[std::size_t(((b * Sq + i) * Hq + h) * D + d)]) * k[std::size_t(((b * Sk + j) * Hkv + hk) * D + d)];
+          double x = dot * scale;
+          if (var.softcap > 0) x = var.softcap * std::tanh(x / var.softcap);
+          if (var.alibi) x -= double(slopes[std::size_t(h)]) * double(std::abs(diag - j));
+          w[std::size_t(j)] = x;
+          seen[std::size_t(j)] = true;
+          m = std::max(m, x);
+        }
+        double l = var.sinks ? std::exp(double(sinks[std::size_t(h)]) - m) : 0.0;
+        std::vector<double> acc(std::size_t(D), 0.0);
+        bool any = var.sinks;
+        for (std::int64_t j = 0; j < Sk; ++j) {
+          if (!seen[std::size_t(j)]) continue;
+          any = true;
+          const double p = std::exp(w[std::size_t(j)] - m);
+          l += p;
+          for (std::int64_t d = 0; d < D; ++d) acc[std::size_t(d)] += p * v[std::size_t(((b * Sk + j) * Hkv + hk) * D + d)];
+        }
+        for (std::int64_t d = 0; d < D; ++d)
+          r.out[std::size_t(((b * Sq + i) * Hq + h) * D + d)] = any ? float(acc[std::size_t(d)] / l) : 0.0f;
+        r.lse[std::size_t((b * Hq + h) * Sq + i)] = any ? float(m + std::log(l)) : -INFINITY;
+      }
+  return r;
+}
+
+Tensor f32_tensor(const Device& dev, const std::vector<float>& values, const Shape& s) {
+  Tensor t = Tensor::empty(dev, DType::F32, s);
+  t.upload(values.data(), values.size() * 4);
+  return t;
+}
+
+// Runs case c with variant var on one path of dev against the direct evaluation; returns the refusal or "".
+std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed) {
+  Problem p = make_problem(dev, c, seed);
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, seed);
+  const Tensor ts = f32_tensor(dev, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
+  const Tensor tk = f32_tensor(dev, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
+  Options opt;
+  opt.causal = c.causal;
+  opt.path = path;
+  opt.window_left = var.window_left;
+  opt.window_right = var.window_right;
+  opt.softcap = var.softcap;
+  if (var.alibi) opt.alibi_slopes = &ts;
+  if (var.sinks) opt.sinks = &tk;
+  try {
+    attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unsupported) return e.what();
+    FAIL_CHECK("attention_forward threw: ", std::string(e.what()));
+    return "";
+  }
+  const Direct ref = direct(c, var, p.qv, p.kv, p.vv, slopes, sinks, scale);
+  const std::vector<float> out = p.out.read(), lse = p.lse.read();
+  double num = 0, den = 0, lse_err = 0;
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    bad += !std::isfinite(out[i]);
+    num += (double(out[i]) - ref.out[i]) * (double(out[i]) - ref.out[i]);
+    den += double(ref.out[i]) * ref.out[i];
+  }
+  for (std::size_t i = 0; i < lse.size(); ++i) {
+    if (std::isinf(ref.lse[i])) {
+      bad += !(std::isinf(lse[i]) && lse[i] < 0);
+      continue;
+    }
+    lse_err = std::max(lse_err, std::abs(double(lse[i]) - ref.lse[i]) / std::max(1.0, std::abs(double(ref.lse[i]))));
+  }
+  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  INFO("rel_error ", rel, ", lse_error ", lse_err);
+  CHECK(bad == 0);
+  CHECK(rel <= cases::out_tolerance(c.dtype));
+  CHECK(lse_err <= cases::lse_tolerance(c.dtype));
+  return "";
+}
+
+void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list, const char* what, std::uint64_t seed) {
+  for (const DeviceInfo& info : Device::list()) {
+    if (info.backend != config().backend) continue;
+    const Device dev = Device::open(info.backend, info.index);
+    for (Path path : info.paths) {
+      if (config().path && *config().path != path) continue;
+      int ran = 0;
+      std::string none;
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& [c, var] = list[i];
+        INFO("device ", info.name, ", path ", to_string(path), ", case ", c.name(), var.name(), ", seed ", seed + i);
+        const std::string refusal = check_variant(dev, path, c, var, seed + i);
+        if (refusal.empty()) ++ran;
+        else if (refusal.find("implements these variants yet") != std::string::npos) none = refusal;
+        else FAIL_CHECK("refused: ", refusal);
+      }
+      if (ran == 0 && !none.empty()) {
+        MESSAGE("skipped: ", to_string(path), " on ", info.name, ": ", none);
+        continue;
+      }
+      std::printf("variants (%s): %s / %s: %d of %zu cases ran\n", what, info.name.c_str(),
+                  std::string(to_string(path)).c_str(), ran, list.size());
+      CHECK(ran == int(list.size()));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conformance variants: each variant and combinations, odd sizes, Sq != Sk both ways, GQA") {
+  std::vector<std::pair<cases::Case, Variant>> list;
+  const Variant variants[] = {
+      {5, 3, 0, false, false},  {0, 0, 0, false, false},   {-1, 7, 0, false, false},  {20, -1, 0, false, false},
+      {-1, -1, 5, false, false}, {-1, -1, 0, true, false}, {-1, -1, 0, false, true}, {16, 0, 30, true, true}};
+  int n = 0;
+  for (const Variant& var : variants)
+    for (const auto& [sq, sk] : {std::pair{17, 17}, {1, 70}, {70, 33}}) {
+      const bool causal = n % 2 == 1;
+      list.push_back({cases::Case{1 + n % 2, sq, sk, 4, n % 3 ? 2 : 4, n % 2 ? 64 : 128, causal,
+                                  n % 2 ? DType::F16 : DType::BF16},
+                      var});
+      ++n;
+    }
+  check_variant_list(list, "grid", config().seed + 50000);
+}
+
+// The models the variants exist for, at their real window sizes.
+TEST_CASE("conformance variants: named models") {
+  std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{1, 65, 4500, 4, 1, 128, true, DType::BF16}, {4096, 0, 0, false, false}},   // Mistral
+      {cases::Case{1, 33, 4300, 4, 2, 128, true, DType::BF16}, {4096, 0, 50, false, false}},  // Gemma-2 local layer
+      {cases::Case{1, 40, 600, 4, 2, 128, true, DType::BF16}, {-1, -1, 50, false, false}},    // Gemma-2 global layer
+      {cases::Case{1, 77, 300, 8, 1, 64, true, DType::BF16}, {128, 0, 0, false, true}},       // gpt-oss
+      {cases::Case{2, 31, 200, 8, 8, 64, true, DType::F16}, {-1, -1, 0, true, false}},        // BLOOM
+  };
+  check_variant_list(list, "models", config().seed + 51000);
+}
+
+// The backward of window, softcap and ALiBi on the CPU reference against central differences of its forward.
+TEST_CASE("conformance variants: the CPU backward matches finite differences") {
+  const Device cpu = Device::open(Backend::Cpu);
+  const cases::Case c{1, 5, 7, 2, 1, 8, true, DType::F32};
+  for (const Variant& var : {Variant{2, 1, 0, false, false}, Variant{-1, -1, 0.7f, false, false},
+                             Variant{3, 0, 0, true, false}}) {
+    INFO("variant", var.name());
+    Problem p = make_problem(cpu, c, config().seed + 52000);
+    const std::vector<float> slopes = alibi_slopes(c.heads_q);
+    const Tensor ts = f32_tensor(cpu, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
+    Options opt;
+    opt.causal = c.causal;
+    opt.window_left = var.window_left;
+    opt.window_right = var.window_right;
+    opt.softcap = var.softcap;
+    if (var.alibi) opt.alibi_slopes = &ts;
+    attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+    std::mt19937_64 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> dov(p.qv.size());
+    for (float& x : dov) x = normal(rng);
+    const Tensor dout = f32_tensor(cpu, dov, p.q.view.shape());
+    Tensor dq = Tensor::empty(cpu, DType::F32, p.q.view.shape()), dk = Tensor::empty(cpu, DType::F32, p.k.view.shape()),
+           dv = Tensor::empty(cpu, DType::F32, p.v.view.shape());
+    attention_backward(p.q.view, p.k.view, p.v.view, p.out.view, p.lse.view, dout, dq, dk, dv, opt);
+    auto loss = [&](const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
+      const Direct r = direct(c, var, q, k, v, slopes, {}, 1.0f / std::sqrt(float(c.head_dim)));
+      double l = 0;
+      for (std::size_t i = 0; i < r.out.size(); ++i) l += double(r.out[i]) * dov[i];
+      return l;
+    };
+    double worst = 0;
+    for (int which = 0; which < 3; ++which) {
+      std::vector<float> x[3] = {p.qv, p.kv, p.vv};
+      std::vector<float> grad(x[which].size());
+      (which == 0 ? dq : which == 1 ? dk : dv).download(grad.data(), grad.size() * 4);
+      for (std::size_t i = 0; i < x[which].size(); ++i) {
+        const float x0 = x[which][i];
+        x[which][i] = x0 + 1e-2f;
+        const double up = loss(x[0], x[1], x[2]);
+        x[which][i] = x0 - 1e-2f;
+        const double down = loss(x[0], x[1], x[2]);
+        x[which][i] = x0;
+        const double fd = (up - down) / 2e-2;
+        worst = std::max(worst, std::abs(fd - grad[i]) / std::max(1.0, std::abs(fd)));
+      }
+    }
+    INFO("worst |fd - grad| / max(1, |fd|) = ", worst);
+    CHECK(worst < 2e-4);
+  }
+}
+
+TEST_CASE("bad input (variants): each rule names its option and writes nothing") {
+  const Device cpu = Device::open(Backend::Cpu);
+  const cases::Case c{2, 9, 11, 4, 2, 64, false, DType::F16};
+  Problem p = make_problem(cpu, c, 1);
+  const auto before = p.out.image();
+  auto expect = [&](const Options& opt, ErrorCode code, const char* names) {
+    try {
+      attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+      FAIL_CHECK("accepted, expected an error naming ", names);
+    } catch (const Error& e) {
+      CHECK(e.code() == code);
+      CHECK_MESSAGE(std::string(e.what()).find(names) != std::string::npos, std::string(e.what()));
+    }
+    CHECK(p.out.image() == before);
+  };
+  Options o;
+  o.window_left = -2;
+  expect(o, ErrorCode::InvalidArgument, "options.window_left");
+  o = {};
+  o.window_right = -5;
+  expect(o, ErrorCode::InvalidArgument, "options.window_right");
+  for (float bad : {-1.0f, std::nanf(""), INFINITY}) {
+    o = {};
+    o.softcap = bad;
+    expect(o, ErrorCode::InvalidArgument, "options.softcap");
+  }
+  const Tensor wrong_shape = f32_tensor(cpu, std::vector<float>(3, 0.1f), Shape{1, {3, 0, 0, 0}});
+  const Tensor per_batch = f32_tensor(cpu, std::vector<float>(8, 0.1f), Shape{2, {2, 4, 0, 0}});
+  Tensor f16 = Tensor::empty(cpu, DType::F16, Shape{1, {4, 0, 0, 0}});
+  o = {};
+  o.alibi_slopes = &wrong_shape;
+  expect(o, ErrorCode::ShapeMismatch, "options.alibi_slopes");
+  o = {};
+  o.alibi_slopes = &f16;
+  expect(o, ErrorCode::DTypeMismatch, "options.alibi_slopes");
+  o = {};
+  o.sinks = &per_batch;  // sinks are per head only
+  expect(o, ErrorCode::ShapeMismatch, "options.sinks");
+  o = {};
+  o.sinks = &p.out.view;  // an f16 tensor (the output itself)
+  expect(o, ErrorCode::DTypeMismatch, "options.sinks");
+  o = {};
+  o.alibi_slopes = &per_batch;  // [B, Hq] is a valid slope layout
+  CHECK_NOTHROW(attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, o));
+}
