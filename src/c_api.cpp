@@ -97,11 +97,14 @@ DType to_dtype(int d) {
 }
 
 flashtile::Shape to_shape(int rank, const int64_t* shape) {
-  if (rank != 3 && rank != 4)
-    throw flashtile::Error(ErrorCode::InvalidArgument, "rank: must be 3 or 4, got " + std::to_string(rank));
+  // 1 and 2: the serving layouts' tables (seqlens, cu_seqlens, block_table) and varlen's lse.
+  if (rank < 1 || rank > 4)
+    throw flashtile::Error(ErrorCode::InvalidArgument, "rank: must be 1 to 4, got " + std::to_string(rank));
   require(shape != nullptr, "shape: must not be NULL");
-  return rank == 3 ? flashtile::Shape::of(shape[0], shape[1], shape[2])
-                   : flashtile::Shape::of(shape[0], shape[1], shape[2], shape[3]);
+  flashtile::Shape s;
+  s.rank = rank;
+  for (int i = 0; i < rank; ++i) s.dims[static_cast<std::size_t>(i)] = shape[i];
+  return s;
 }
 
 flashtile::Strides to_strides(const flashtile::Shape& shape, const int64_t* strides) {
@@ -199,6 +202,34 @@ ft_status plan_with(PlanFn fn, const ft_tensor* q, const ft_tensor* k, const ft_
     flashtile::Result r =
         fn(q->tensor, k->tensor, v->tensor, out->tensor, lse != nullptr ? &lse->tensor : nullptr, opt);
     fill_result(r, result);
+  });
+}
+const flashtile::Tensor* optional(const ft_tensor* t) { return t != nullptr ? &t->tensor : nullptr; }
+
+// The run and the plan of ft_attention_with_kvcache share everything but the last call.
+template <class Call>
+ft_status kvcache_with(const ft_tensor* q, const ft_tensor* k_cache, const ft_tensor* v_cache,
+                       const ft_tensor* block_table, const ft_tensor* seqlens, const ft_tensor* out,
+                       const ft_options* options, ft_result* result, Call&& call) {
+  return guarded([&] {
+    require(q && k_cache && v_cache && block_table && seqlens && out,
+            "q, k_cache, v_cache, block_table, seqlens, out: must not be NULL");
+    const flashtile::Options opt = to_options(options);
+    const flashtile::PagedKv cache{k_cache->tensor, v_cache->tensor, block_table->tensor, seqlens->tensor};
+    fill_result(call(cache, opt), result);
+  });
+}
+
+template <class Call>
+ft_status varlen_with(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
+                      const ft_tensor* cu_seqlens_q, const ft_tensor* cu_seqlens_k, int64_t max_seqlen_q,
+                      int64_t max_seqlen_k, const ft_options* options, ft_result* result, Call&& call) {
+  return guarded([&] {
+    require(q && k && v && out && cu_seqlens_q && cu_seqlens_k,
+            "q, k, v, out, cu_seqlens_q, cu_seqlens_k: must not be NULL");
+    const flashtile::Options opt = to_options(options);
+    const flashtile::Varlen lengths{cu_seqlens_q->tensor, cu_seqlens_k->tensor, max_seqlen_q, max_seqlen_k};
+    fill_result(call(lengths, opt), result);
   });
 }
 }  // namespace
@@ -408,6 +439,52 @@ ft_status ft_attention_backward_plan(const ft_tensor* q, const ft_tensor* k, con
                                                    dout->tensor, dq->tensor, dk->tensor, dv->tensor, opt),
                 result);
   });
+}
+
+ft_status ft_attention_with_kvcache(const ft_tensor* q, ft_tensor* k_cache, ft_tensor* v_cache,
+                                    const ft_tensor* block_table, const ft_tensor* seqlens, ft_tensor* out,
+                                    ft_tensor* lse, const ft_tensor* k_new, const ft_tensor* v_new,
+                                    const ft_options* options, ft_result* result) {
+  // The PagedKv holds handles to the caches' memory: with k_new the call writes through them.
+  return kvcache_with(q, k_cache, v_cache, block_table, seqlens, out, options, result,
+                      [&](const flashtile::PagedKv& cache, const flashtile::Options& opt) {
+                        return flashtile::attention_with_kvcache(q->tensor, cache, out->tensor,
+                                                                 lse ? &lse->tensor : nullptr, optional(k_new),
+                                                                 optional(v_new), opt);
+                      });
+}
+
+ft_status ft_attention_with_kvcache_plan(const ft_tensor* q, const ft_tensor* k_cache, const ft_tensor* v_cache,
+                                         const ft_tensor* block_table, const ft_tensor* seqlens, const ft_tensor* out,
+                                         const ft_tensor* lse, const ft_tensor* k_new, const ft_tensor* v_new,
+                                         const ft_options* options, ft_result* result) {
+  return kvcache_with(q, k_cache, v_cache, block_table, seqlens, out, options, result,
+                      [&](const flashtile::PagedKv& cache, const flashtile::Options& opt) {
+                        return flashtile::plan_attention_with_kvcache(q->tensor, cache, out->tensor, optional(lse),
+                                                                      optional(k_new), optional(v_new), opt);
+                      });
+}
+
+ft_status ft_attention_varlen(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, ft_tensor* out,
+                              ft_tensor* lse, const ft_tensor* cu_seqlens_q, const ft_tensor* cu_seqlens_k,
+                              int64_t max_seqlen_q, int64_t max_seqlen_k, const ft_options* options,
+                              ft_result* result) {
+  return varlen_with(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, options, result,
+                     [&](const flashtile::Varlen& lengths, const flashtile::Options& opt) {
+                       return flashtile::attention_varlen(q->tensor, k->tensor, v->tensor, out->tensor,
+                                                          lse ? &lse->tensor : nullptr, lengths, opt);
+                     });
+}
+
+ft_status ft_attention_varlen_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, const ft_tensor* out,
+                                   const ft_tensor* lse, const ft_tensor* cu_seqlens_q, const ft_tensor* cu_seqlens_k,
+                                   int64_t max_seqlen_q, int64_t max_seqlen_k, const ft_options* options,
+                                   ft_result* result) {
+  return varlen_with(q, k, v, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, options, result,
+                     [&](const flashtile::Varlen& lengths, const flashtile::Options& opt) {
+                       return flashtile::plan_attention_varlen(q->tensor, k->tensor, v->tensor, out->tensor,
+                                                               optional(lse), lengths, opt);
+                     });
 }
 
 }  // extern "C"

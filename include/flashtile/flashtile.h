@@ -133,7 +133,8 @@ FT_API ft_status ft_device_info_get(const ft_device* device, ft_device_info* inf
 /* Wait for all work flashtile submitted on its own queue or stream. */
 FT_API ft_status ft_device_sync(ft_device* device);
 
-/* ---- Tensors. rank is 3 or 4; shape has rank entries; strides (in elements) may be NULL for contiguous. -------- */
+/* ---- Tensors. rank is 1 to 4 (attention's are 3 or 4, the serving tables' 1 or 2); shape has rank entries;
+ * strides (in elements) may be NULL for contiguous. ------------------------------------------------------------ */
 
 FT_API ft_status ft_tensor_create(ft_device* device, int dtype, int rank, const int64_t* shape, ft_tensor** out);
 /* A view of CUDA device memory the caller owns (no copy); ptr is the device address of element 0. */
@@ -183,6 +184,45 @@ FT_API ft_status ft_attention_backward_plan(const ft_tensor* q, const ft_tensor*
                                             const ft_tensor* out, const ft_tensor* lse, const ft_tensor* dout,
                                             const ft_tensor* dq, const ft_tensor* dk, const ft_tensor* dv,
                                             const ft_options* options, ft_result* result);
+
+/* ---- Serving layouts (C++: include/flashtile/serving.hpp). -------------------------------------------------- */
+
+/* Attention over a paged KV cache. k_cache and v_cache: [num_pages, page_size, Hkv, D] (dtype of q, head dim
+ * contiguous, page_size a multiple of 16); key j of sequence b lives in page block_table[b, j / page_size], slot
+ * j % page_size. block_table: i32 [B, pages_per_seq], contiguous; seqlens: i32 [B], contiguous, the keys each
+ * sequence holds before this call. q: [B, Sq, Hq, D], out like q, lse (NULL or) f32 [B, Hq, Sq] contiguous.
+ * k_new and v_new (both NULL, or both [B, S_new, Hkv, D]): first written into the cache at positions seqlens[b] ..
+ * seqlens[b] + S_new - 1, then attended over with the rest; seqlens is not changed (the caller advances it). Causal
+ * is bottom-right per sequence: row i sees keys j <= i + seqlens[b] + S_new - Sq. Tables on the CPU device are checked
+ * before any work (FT_ERROR_INVALID_ARGUMENT naming cache.block_table or cache.seqlens); device-resident tables are
+ * not read back. options NULL: defaults. result may be NULL. A rejected call writes nothing (out, lse, the caches). */
+FT_API ft_status ft_attention_with_kvcache(const ft_tensor* q, ft_tensor* k_cache, ft_tensor* v_cache,
+                                           const ft_tensor* block_table, const ft_tensor* seqlens, ft_tensor* out,
+                                           ft_tensor* lse, const ft_tensor* k_new, const ft_tensor* v_new,
+                                           const ft_options* options, ft_result* result);
+/* The path such a call would take, and why faster ones were passed over, without running or writing anything. */
+FT_API ft_status ft_attention_with_kvcache_plan(const ft_tensor* q, const ft_tensor* k_cache,
+                                                const ft_tensor* v_cache, const ft_tensor* block_table,
+                                                const ft_tensor* seqlens, const ft_tensor* out, const ft_tensor* lse,
+                                                const ft_tensor* k_new, const ft_tensor* v_new,
+                                                const ft_options* options, ft_result* result);
+
+/* Attention over a packed batch of B variable-length sequences: sequence b's query rows are q[cu_seqlens_q[b] ..
+ * cu_seqlens_q[b+1]), its keys k[cu_seqlens_k[b] .. cu_seqlens_k[b+1]). q: [total_q, Hq, D], k and v:
+ * [total_k, Hkv, D], out like q, lse (NULL or) f32 [Hq, total_q] contiguous. cu_seqlens_q and cu_seqlens_k: i32
+ * [B + 1], contiguous, starting at 0, non-decreasing, ending at total_q and total_k. max_seqlen_q and max_seqlen_k:
+ * at least every sequence's length (kernels size their grids by them). Causal is bottom-right per sequence; a
+ * sequence with no keys gives 0 and -inf. Tables are checked as ft_attention_with_kvcache's are. A rejected call
+ * writes nothing. */
+FT_API ft_status ft_attention_varlen(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v, ft_tensor* out,
+                                     ft_tensor* lse, const ft_tensor* cu_seqlens_q, const ft_tensor* cu_seqlens_k,
+                                     int64_t max_seqlen_q, int64_t max_seqlen_k, const ft_options* options,
+                                     ft_result* result);
+/* The path such a call would take, and why faster ones were passed over, without running anything. */
+FT_API ft_status ft_attention_varlen_plan(const ft_tensor* q, const ft_tensor* k, const ft_tensor* v,
+                                          const ft_tensor* out, const ft_tensor* lse, const ft_tensor* cu_seqlens_q,
+                                          const ft_tensor* cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k,
+                                          const ft_options* options, ft_result* result);
 
 #ifdef __cplusplus
 }

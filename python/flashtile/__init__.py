@@ -11,6 +11,9 @@ then the dynamic loader's own search (libflashtile.so.0 in LD_LIBRARY_PATH or a 
     out.sum().backward()                                            # differentiable for torch tensors (autograd,
                                                                     # torch.compile), backward on the current stream
     dq, dk, dv = flashtile.attention_backward(q, k, v, out, lse, dout)   # the gradients, explicitly
+    out = flashtile.attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v)  # decode over a paged
+                                                                    # KV cache, appending k, v (int32 tables)
+    out = flashtile.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k)  # packed sequences
 
 Without PyTorch, q, k and v may be buffer-protocol objects (numpy arrays, shaped memoryviews) or HostArray wrappers
 around flat buffers (array.array, bytearray) with a shape and dtype: they are uploaded, run on the chosen backend
@@ -35,7 +38,7 @@ from collections import namedtuple
 from typing import Any, List, Optional, Sequence, Tuple
 
 __all__ = [
-    "attention", "attention_backward", "plan", "plan_backward", "devices", "unavailable_reason", "version", "last_result", "Device", "DeviceInfo",
+    "attention", "attention_backward", "attention_with_kvcache", "attention_varlen", "plan", "plan_backward", "devices", "unavailable_reason", "version", "last_result", "Device", "DeviceInfo",
     "Result", "HostArray", "Error", "InvalidArgument", "ShapeMismatch", "DTypeMismatch", "BadStride",
     "DeviceMismatch", "Aliasing", "Overflow", "Unsupported", "BackendUnavailable", "BackendFailure",
     "OutOfMemory", "InternalError", "library_path",
@@ -112,11 +115,11 @@ _ERRORS = {c.code: c for c in (InvalidArgument, ShapeMismatch, DTypeMismatch, Ba
 # ---- Enums (values of include/flashtile/flashtile.h). ------------------------------------------------------------
 
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "vulkan": 3}
-DTYPES = {"f16": 0, "bf16": 1, "f32": 2}
-_DTYPE_SIZE = {"f16": 2, "bf16": 2, "f32": 4}
-_DTYPE_FORMAT = {"f16": "e", "bf16": "H", "f32": "f"}  # struct formats (bf16 as raw uint16 bits)
-_VIEW_FORMAT = {"f16": "H", "bf16": "H", "f32": "f"}  # memoryview.cast can't make 'e': 16-bit types as raw bits
-_FORMAT_DTYPE = {"e": "f16", "f": "f32"}
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "i32": 3}  # i32: the serving layouts' tables
+_DTYPE_SIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4}
+_DTYPE_FORMAT = {"f16": "e", "bf16": "H", "f32": "f", "i32": "i"}  # struct formats (bf16 as raw uint16 bits)
+_VIEW_FORMAT = {"f16": "H", "bf16": "H", "f32": "f", "i32": "i"}  # memoryview.cast can't make 'e': raw bits
+_FORMAT_DTYPE = {"e": "f16", "f": "f32", "i": "i32"}
 _PATH_DEFAULT = -1
 _FLOAT32_MAX = 3.4028234663852886e38
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy
@@ -211,6 +214,12 @@ def _declare(lib) -> None:
                                       ctypes.POINTER(_Result)]),
         "ft_attention_backward": (c_int, [c_vp] * 9 + [ctypes.POINTER(_Options), ctypes.POINTER(_Result)]),
         "ft_attention_backward_plan": (c_int, [c_vp] * 9 + [ctypes.POINTER(_Options), ctypes.POINTER(_Result)]),
+        "ft_attention_with_kvcache": (c_int, [c_vp] * 9 + [ctypes.POINTER(_Options), ctypes.POINTER(_Result)]),
+        "ft_attention_with_kvcache_plan": (c_int, [c_vp] * 9 + [ctypes.POINTER(_Options), ctypes.POINTER(_Result)]),
+        "ft_attention_varlen": (c_int, [c_vp] * 7 + [ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(_Options),
+                                                    ctypes.POINTER(_Result)]),
+        "ft_attention_varlen_plan": (c_int, [c_vp] * 7 + [ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(_Options),
+                                                         ctypes.POINTER(_Result)]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -458,6 +467,28 @@ def _backward(tensors, opts: _Options, run: bool = True) -> Result:
     return _finish(res, run)
 
 
+def _handles(tensors) -> list:
+    return [t.handle if t is not None else None for t in tensors]
+
+
+def _kvcache(tensors, opts: _Options, run: bool = True) -> Result:
+    """ft_attention_with_kvcache (or its plan) on _Tensors q, k_cache, v_cache, block_table, seqlens, out, lse,
+    k_new, v_new (lse, k_new, v_new may be None)."""
+    res = _Result()
+    fn = _lib.ft_attention_with_kvcache if run else _lib.ft_attention_with_kvcache_plan
+    _check(fn(*_handles(tensors), ctypes.byref(opts), ctypes.byref(res)))
+    return _finish(res, run)
+
+
+def _varlen(tensors, max_seqlen_q: int, max_seqlen_k: int, opts: _Options, run: bool = True) -> Result:
+    """ft_attention_varlen (or its plan) on _Tensors q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k (lse may be
+    None)."""
+    res = _Result()
+    fn = _lib.ft_attention_varlen if run else _lib.ft_attention_varlen_plan
+    _check(fn(*_handles(tensors), max_seqlen_q, max_seqlen_k, ctypes.byref(opts), ctypes.byref(res)))
+    return _finish(res, run)
+
+
 def _finish(res: _Result, run: bool) -> Result:
     result = _to_result(res)
     if run:
@@ -472,7 +503,7 @@ class HostArray:
     """A shaped, typed view of a host buffer: `buffer` (anything with the buffer protocol), a C-contiguous `shape`
     and a dtype ('f16', 'bf16' or 'f32'). For formats memoryview can't name (bf16), or flat buffers (array.array)."""
 
-    def __init__(self, buffer, shape: Sequence[int], dtype: str):
+    def __init__(self, buffer, shape: Sequence[int], dtype: str):  # dtype 'i32' too: the serving tables
         dtype = _dtype_name(dtype)
         self.buffer, self.shape, self.dtype = buffer, tuple(int(s) for s in shape), dtype
         n = 1
@@ -495,6 +526,11 @@ class HostArray:
     def from_floats(cls, values: Sequence[float], shape: Sequence[int], dtype: str) -> "HostArray":
         """Round Python floats to `dtype` (nearest even) into a new buffer."""
         return cls(bytearray(_pack(values, _dtype_name(dtype))), shape, dtype)
+
+    @classmethod
+    def from_ints(cls, values: Sequence[int], shape: Sequence[int]) -> "HostArray":
+        """An i32 array (block_table, seqlens, cu_seqlens) of Python ints."""
+        return cls(bytearray(_pack([int(x) for x in values], "i32")), shape, "i32")
 
     def view(self) -> memoryview:
         """A memoryview of the elements with this array's shape: 'f' for f32, 'H' (raw bits) for f16 and bf16."""
@@ -623,12 +659,17 @@ def _bytes_of(obj) -> memoryview:
     return memoryview(obj.buffer if isinstance(obj, HostArray) else obj).cast("B")
 
 
-def _host_run(ops, outs, backend, call, run: bool = True) -> Result:
+def _host_run(ops, outs, backend, call, run: bool = True, inout=()) -> Result:
     """call([_Tensor...]) for host operands `ops` (_HostOperand) and new host outputs `outs` ((obj, shape, dtype), or
     None for an absent one), on the backend's device: the CPU reads and writes the host memory in place, other
-    devices get uploads and downloads (none of either when not `run`)."""
+    devices get uploads and downloads (none of either when not `run`). `inout`: (index, name) of the ops the call
+    writes too (the caches an append writes), downloaded back into the caller's buffers."""
     dev = Device.get("auto" if backend is None else backend, 0)
     on_cpu = dev.backend == "cpu" and _host_zero_copy
+    for i, name in inout:  # written in place: the caller's buffer must take the bytes back as they are laid out
+        if ops[i].bytes_view.readonly or not ops[i].base_view.c_contiguous:
+            raise InvalidArgument("%s: the call writes the appended keys into it, so it must be a writable, "
+                                  "C-contiguous buffer" % name)
     tensors = []
     for op in ops:
         ptr = _host_pointer(op.base_view if not isinstance(op.obj, HostArray) else op.bytes_view) if on_cpu else None
@@ -651,12 +692,12 @@ def _host_run(ops, outs, backend, call, run: bool = True) -> Result:
             out_tensors.append(_create(dev, spec[2], spec[1]))
     result = call(tensors + out_tensors)
     if run and not on_cpu:
-        for t, spec in zip(out_tensors, outs):
-            if t is not None:
-                view = _bytes_of(spec[0])
-                dst = (ctypes.c_char * view.nbytes).from_buffer(view)
-                _check(_lib.ft_tensor_download(t.handle, dst, view.nbytes))
-                del dst
+        back = [(t, _bytes_of(spec[0])) for t, spec in zip(out_tensors, outs) if t is not None]
+        back += [(tensors[i], ops[i].bytes_view) for i, _ in inout]
+        for t, view in back:
+            dst = (ctypes.c_char * view.nbytes).from_buffer(view)
+            _check(_lib.ft_tensor_download(t.handle, dst, view.nbytes))
+            del dst
     del tensors, out_tensors  # release the buffer exports before handing the outputs back
     return result
 
@@ -696,6 +737,75 @@ def _host_backward(args, causal, scale, backend, path, dtype, deterministic, run
     result = _host_run(ops, [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)], backend,
                        lambda t: _backward(t, opts, run), run)
     return tuple(objs) if run else result
+
+
+def _i32_operand(x, name: str):
+    """A table: a (nested) list of ints becomes an i32 HostArray; anything else goes through _HostOperand."""
+    if isinstance(x, (list, tuple)):
+        rows = [list(r) if isinstance(r, (list, tuple)) else None for r in x]
+        if x and all(r is not None for r in rows):
+            if len({len(r) for r in rows}) != 1:
+                raise InvalidArgument("%s: rows of different lengths" % name)
+            x = HostArray.from_ints([v for r in rows for v in r], (len(rows), len(rows[0])))
+        else:
+            x = HostArray.from_ints(x, (len(x),))
+    return _HostOperand(x, name, None)
+
+
+def _host_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale, return_lse, backend, path, dtype,
+                  run=True):
+    named = (("q", q), ("k_cache", k_cache), ("v_cache", v_cache))
+    ops = [_HostOperand(x, n, dtype) for n, x in named]
+    ops += [_i32_operand(block_table, "block_table"), _i32_operand(seqlens, "seqlens")]
+    _require_rank(ops[0], "q", 4, _BSHD)
+    B, Sq, Hq = ops[0].shape[0], ops[0].shape[1], ops[0].shape[2]
+    specs = [(ops[0].shape, ops[0].dtype), ((B, Hq, Sq), "f32")][:2 if return_lse else 1]
+    objs = _host_outputs(q, specs)
+    outs = [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)] + [None] * (2 - len(specs))
+    if (k is None) != (v is None):
+        raise InvalidArgument("%s: k and v (the keys to append) come together" % ("v" if k is not None else "k"))
+    appending = k is not None
+    if appending:
+        ops += [_HostOperand(k, "k", dtype), _HostOperand(v, "v", dtype)]
+    opts = _options(causal, scale, path)
+
+    def call(t):  # t: q, k_cache, v_cache, block_table, seqlens, [k, v,] out, lse
+        new = t[5:7] if appending else [None, None]
+        outputs = t[7:9] if appending else t[5:7]
+        return _kvcache(t[:5] + list(outputs) + list(new), opts, run)
+
+    result = _host_run(ops, outs, backend, call, run,
+                       inout=((1, "k_cache"), (2, "v_cache")) if appending and run else ())
+    if not run:
+        return result
+    return tuple(objs) if return_lse else objs[0]
+
+
+def _host_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, return_lse,
+                 backend, path, dtype, run=True):
+    ops = [_HostOperand(x, n, dtype) for n, x in (("q", q), ("k", k), ("v", v))]
+    ops += [_i32_operand(cu_seqlens_q, "cu_seqlens_q"), _i32_operand(cu_seqlens_k, "cu_seqlens_k")]
+    _require_rank(ops[0], "q", 3, "[total_q, heads, head_dim]")
+    T, Hq = ops[0].shape[0], ops[0].shape[1]
+    specs = [(ops[0].shape, ops[0].dtype), ((Hq, T), "f32")][:2 if return_lse else 1]
+    objs = _host_outputs(q, specs)
+    outs = [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)] + [None] * (2 - len(specs))
+    opts = _options(causal, scale, path)
+    result = _host_run(ops, outs, backend,
+                       lambda t: _varlen(t[:3] + t[5:7] + t[3:5], max_seqlen_q, max_seqlen_k, opts, run), run)
+    if not run:
+        return result
+    return tuple(objs) if return_lse else objs[0]
+
+
+def _max_seqlen(value, name: str) -> int:
+    try:
+        out = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        out = None
+    if out is None:
+        raise InvalidArgument("%s: needs an integer, got %r" % (name, value))
+    return out
 
 
 # ---- PyTorch tensors: flashtile/_torch.py. ---------------------------------------------------------------------------
@@ -781,3 +891,48 @@ def plan_backward(q, k, v, out, lse, dout, *, causal: bool = False, scale: Optio
     if _is_torch(q):
         return _torch_part().plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic)
     return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic, run=False)
+
+
+def attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k=None, v=None, *, causal: bool = False,
+                           scale: Optional[float] = None, return_lse: bool = False, backend: Optional[str] = None,
+                           path: Optional[str] = None, dtype: Optional[str] = None):
+    """Attention of q [B, Sq, Hq, D] over a paged KV cache: k_cache and v_cache [num_pages, page_size, Hkv, D]
+    (page_size a multiple of 16), block_table int32 [B, pages_per_seq] (key j of sequence b lives in page
+    block_table[b, j // page_size], slot j % page_size), seqlens int32 [B] (the keys each sequence holds).
+
+    k and v [B, S_new, Hkv, D], when given, are first written into the cache at positions seqlens[b] ..
+    seqlens[b] + S_new - 1 (in place: the caches must be writable), then attended over with the rest; seqlens is not
+    changed (advance it yourself). causal: bottom-right per sequence. Returns out like q (and the f32 lse [B, Hq, Sq]
+    with return_lse=True). Torch tensors: on q's device and the current stream, no copies, not differentiable, a
+    graph break under torch.compile. Host buffers: as attention() takes them; the tables may also be lists of ints.
+    """
+    _scale_value(scale)
+    if dtype is not None:
+        dtype = _dtype_name(dtype)
+    if _is_torch(q):
+        return _torch_part().attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale,
+                                                    return_lse, backend, path)
+    _load()
+    return _host_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale, return_lse, backend, path,
+                         dtype)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q: int, max_seqlen_k: int, *,
+                     causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
+                     backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None):
+    """Attention over a packed batch: q [total_q, Hq, D], k and v [total_k, Hkv, D]; sequence b's rows are
+    q[cu_seqlens_q[b]:cu_seqlens_q[b+1]] and its keys k[cu_seqlens_k[b]:cu_seqlens_k[b+1]] (int32 [B + 1], from 0,
+    non-decreasing). max_seqlen_q and max_seqlen_k: at least every sequence's length. causal: bottom-right per
+    sequence. Returns out like q (and the f32 lse [Hq, total_q] with return_lse=True). Takes what
+    attention_with_kvcache() takes."""
+    _scale_value(scale)
+    max_seqlen_q = _max_seqlen(max_seqlen_q, "max_seqlen_q")
+    max_seqlen_k = _max_seqlen(max_seqlen_k, "max_seqlen_k")
+    if dtype is not None:
+        dtype = _dtype_name(dtype)
+    if _is_torch(q):
+        return _torch_part().attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                              causal, scale, return_lse, backend, path)
+    _load()
+    return _host_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, return_lse,
+                        backend, path, dtype)

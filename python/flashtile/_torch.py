@@ -17,18 +17,19 @@ import torch
 from torch import Tensor
 
 from . import (BACKENDS, Device, DeviceMismatch, DTypeMismatch, InvalidArgument, Result, Unsupported, _backward,
-               _forward, _load, _options, _scale_value, _wrap)
+               _forward, _kvcache, _load, _options, _scale_value, _varlen, _wrap)
 
 if not hasattr(torch.library, "custom_op"):
     raise Unsupported("flashtile: torch %s lacks torch.library.custom_op (torch >= 2.4 needed)" % torch.__version__)
 
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy
-_DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+_DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.int32: "i32"}  # i32: tables
 
 
 def _dtype(t: Tensor, name: str) -> str:
     if t.dtype not in _DTYPES:
-        raise DTypeMismatch("%s: dtype %s is not float16, bfloat16 or float32" % (name, t.dtype))
+        raise DTypeMismatch("%s: dtype %s is not float16, bfloat16, float32 (or int32 for the serving tables)"
+                            % (name, t.dtype))
     return _DTYPES[t.dtype]
 
 
@@ -188,3 +189,48 @@ def plan(q, k, v, causal, scale, return_lse, backend, path, reduced) -> Result:
 def plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic) -> Result:
     _check_backward(q, k, v, out, lse, dout, backend)
     return _run_backward(q, k, v, out, lse, dout, causal, scale, _path_arg(path), deterministic, run=False)
+
+
+# ---- The serving layouts: eager calls on the current stream (no custom op: the append mutates the caches). -------
+
+
+def _check_serving(q, others, backend, rank: int, layout: str) -> None:
+    for n, x in others:
+        if x is not None and not isinstance(x, Tensor):
+            raise InvalidArgument("%s: q is a torch tensor, so %s must be one too" % (n, n))
+        if x is not None and x.device != q.device:
+            raise DeviceMismatch("%s: on %s, but q is on %s" % (n, x.device, q.device))
+    if q.dim() != rank:
+        raise InvalidArgument("q: needs %d dimensions %s, got %d" % (rank, layout, q.dim()))
+    if q.device.type not in ("cuda", "cpu"):
+        raise DeviceMismatch("q: torch device %s is neither cuda nor cpu" % (q.device,))
+    if backend not in (None, q.device.type, "auto", BACKENDS[q.device.type], BACKENDS["auto"]):
+        raise DeviceMismatch("backend: %r, but the tensors are %s tensors" % (backend, q.device.type.upper()))
+
+
+def attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale, return_lse, backend,
+                           path):
+    named = [("k_cache", k_cache), ("v_cache", v_cache), ("block_table", block_table), ("seqlens", seqlens),
+             ("k", k), ("v", v)]
+    _check_serving(q, named, backend, 4, "[batch, seqlen, heads, head_dim]")
+    dev, kind, stream = _device(q)
+    B, Sq, Hq, _ = q.shape
+    out = q.new_empty(q.shape)
+    lse = q.new_empty((B, Hq, Sq), dtype=torch.float32) if return_lse else None
+    tensors = _wrapped(dev, kind, [("q", q), ("k_cache", k_cache), ("v_cache", v_cache), ("block_table", block_table),
+                                   ("seqlens", seqlens), ("out", out), ("lse", lse), ("k", k), ("v", v)])
+    _kvcache(tensors, _options(causal, _scale_value(scale), _path_arg(path), stream=stream))
+    return (out, lse) if return_lse else out
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, return_lse,
+                     backend, path):
+    named = [("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)]
+    _check_serving(q, named, backend, 3, "[total_q, heads, head_dim]")
+    dev, kind, stream = _device(q)
+    out = q.new_empty(q.shape)
+    lse = q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32) if return_lse else None
+    tensors = _wrapped(dev, kind, [("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse),
+                                   ("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)])
+    _varlen(tensors, max_seqlen_q, max_seqlen_k, _options(causal, _scale_value(scale), _path_arg(path), stream=stream))
+    return (out, lse) if return_lse else out

@@ -1,5 +1,6 @@
 // flashtile CLI: `info` lists backends, devices and the path each would take; `run` runs one attention problem
-// (forward, and with --backward the backward); `bench` runs the benchmark (src/bench/).
+// (forward, and with --backward the backward; with --page-size or --varlen a serving layout); `bench` runs the
+// benchmark (src/bench/).
 #include "cli.hpp"
 #include "bench_lib.hpp"
 
@@ -104,6 +105,11 @@ const char* kUsage =
     "         given the same q, k, v, out, lse and dout, exit 1 naming a gradient that differs)\n"
     "       --deterministic (with --backward: Options::deterministic; with --check, a second backward must write\n"
     "         the same bytes)\n"
+    "       --page-size N (attention_with_kvcache: --seq query rows (1) over a paged KV cache of --seq-k keys a\n"
+    "         sequence, in pages of N keys in shuffled order) --append N (first append N new keys a sequence)\n"
+    "       --varlen L1,L2,... (attention_varlen: a packed batch of sequences of those query lengths, keys as many\n"
+    "         unless --varlen-k K1,K2,... gives them); both with --check compare every sequence with the CPU\n"
+    "         reference (exit 1 on mismatch); a device without the kernel reports why (exit 2)\n"
     "  bench [options]                     the benchmark grid, --backward and --fwd-bwd too (flashtile bench --help)\n";
 
 bool is_help_flag(const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); }

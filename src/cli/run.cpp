@@ -15,9 +15,33 @@
 
 namespace flashtile::cli {
 
-namespace {
+// A plan's note on one line: the paths passed over, separated by ';'.
+std::string one_line(std::string note) {
+  std::replace(note.begin(), note.end(), '\n', ';');
+  return note;
+}
 
-using Clock = std::chrono::steady_clock;
+// Normal(0, 1) values in t's dtype, uploaded; returns them as the device holds them (rounded), for the references.
+std::vector<float> fill_random(Tensor& t, std::mt19937_64& rng, std::normal_distribution<float>& normal) {
+  const DType dt = t.dtype();
+  std::vector<float> host(std::size_t(t.shape().numel()));
+  std::vector<std::byte> enc(host.size() * dtype_size(dt));
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const auto at = static_cast<std::int64_t>(i);
+    cases::put(enc.data(), dt, at, normal(rng));
+    host[i] = cases::get(enc.data(), dt, at);
+  }
+  t.upload(enc.data(), enc.size());
+  return host;
+}
+
+// Every byte a NaN, so an element a kernel never writes shows up in --check.
+void poison(Tensor& t) {
+  std::vector<std::byte> bytes(t.extent_bytes(), cases::kPoisonByte);
+  t.upload(bytes.data(), bytes.size());
+}
+
+namespace {
 
 struct Problem {
   std::int64_t B, Sq, Sk, Hq, Hkv, D;
@@ -50,12 +74,6 @@ struct BackwardReport {
 
 constexpr std::array<const char*, 3> kGradNames{"dq", "dk", "dv"};
 
-// A plan's note on one line: the paths passed over, separated by ';'.
-std::string one_line(std::string note) {
-  std::replace(note.begin(), note.end(), '\n', ';');
-  return note;
-}
-
 // JSON has no infinities: a non-finite error is null.
 std::string json_number(double x) {
   if (!std::isfinite(x)) return "null";
@@ -64,52 +82,10 @@ std::string json_number(double x) {
   return buf;
 }
 
-// Normal(0, 1) values in t's dtype, uploaded; returns them as the device holds them (rounded), for the references.
-std::vector<float> fill_random(Tensor& t, std::mt19937_64& rng, std::normal_distribution<float>& normal) {
-  const DType dt = t.dtype();
-  std::vector<float> host(std::size_t(t.shape().numel()));
-  std::vector<std::byte> enc(host.size() * dtype_size(dt));
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    const auto at = static_cast<std::int64_t>(i);
-    cases::put(enc.data(), dt, at, normal(rng));
-    host[i] = cases::get(enc.data(), dt, at);
-  }
-  t.upload(enc.data(), enc.size());
-  return host;
-}
-
-// Every byte a NaN, so an element a kernel never writes shows up in --check.
-void poison(Tensor& t) {
-  std::vector<std::byte> bytes(t.extent_bytes(), cases::kPoisonByte);
-  t.upload(bytes.data(), bytes.size());
-}
-
 std::vector<std::byte> bytes_of(const Tensor& t) {
   std::vector<std::byte> img(t.extent_bytes());
   t.download(img.data(), img.size());
   return img;
-}
-
-// The median milliseconds of `iters` calls after `warmup` more, on the host clock around synchronous calls; a
-// progress line on stderr once the calls have taken more than 3 s (unless quiet, for --json).
-template <class Call>
-double median_ms(int warmup, int iters, bool quiet, Call&& call) {
-  std::vector<double> times;
-  const auto start = Clock::now();
-  bool progress = false;
-  for (int i = 0; i < warmup + iters; ++i) {
-    const auto t0 = Clock::now();
-    call();
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (i >= warmup) times.push_back(ms);
-    if (std::chrono::duration<double>(Clock::now() - start).count() > 3.0 && !quiet) {
-      std::fprintf(stderr, "\r  run %d/%d (%.1f ms each)   ", i + 1, warmup + iters, ms);
-      progress = true;
-    }
-  }
-  if (progress) std::fprintf(stderr, "\n");
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
 }
 
 // The backward on a random dout after the forward wrote out and lse: timed like the forward and, with check, each
@@ -266,7 +242,9 @@ int cmd_run(int argc, char** argv) {
   const Args args(argc, argv, 2,
                   {"causal", "no-causal", "check", "json", "reduced-precision", "backward", "deterministic"},
                   {"batch", "seq", "seq-k", "heads", "heads-kv", "dim", "dtype", "scale", "backend", "device", "path",
-                   "seed", "iters", "warmup"});
+                   "seed", "iters", "warmup", "page-size", "append", "varlen", "varlen-k"});
+  if (args.has("page-size") || args.has("varlen") || args.has("append") || args.has("varlen-k"))
+    return run_serving(args);
   Problem p;
   p.B = args.integer("batch", 1, 1);
   p.Sq = args.integer("seq", 512, 1);

@@ -1,5 +1,6 @@
-/* The C API from C99: attention and its backward on the CPU device against naive double references, strided host
- * views, bf16, and error paths (the right code, a message naming the argument, and outputs left untouched). */
+/* The C API from C99: attention, its backward and the serving layouts (paged KV cache, varlen) on the CPU device
+ * against naive double references, strided host views, bf16, and error paths (the right code, a message naming the
+ * argument, and outputs left untouched). */
 #include <flashtile/flashtile.h>
 
 #include <math.h>
@@ -331,8 +332,8 @@ static void error_paths(ft_device* dev) {
   /* NULL arguments, a bad rank, a bad enum, a bad forced path: no crash, a code and a message. */
   s = ft_attention_forward(NULL, tk3, tk3, to, NULL, NULL, NULL);
   CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "q") != NULL, "NULL q: %s", ft_last_error());
-  s = ft_tensor_create(dev, FT_DTYPE_F32, 2, good, &none);
-  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "rank") != NULL, "rank 2: %s", ft_last_error());
+  s = ft_tensor_create(dev, FT_DTYPE_F32, 0, good, &none);
+  CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "rank") != NULL, "rank 0: %s", ft_last_error());
   s = ft_tensor_create(dev, 7, 4, good, &none);
   CHECK(s == FT_ERROR_INVALID_ARGUMENT && strstr(ft_last_error(), "dtype") != NULL, "dtype 7: %s", ft_last_error());
   s = ft_parse_path("no_such_path", &parsed);
@@ -699,6 +700,198 @@ static void backward_errors(ft_device* dev) {
   for (i = 0; i < 9; ++i) ft_tensor_destroy(t[i]);
 }
 
+/* ---- Serving layouts: a paged KV cache with an append, a packed variable-length batch. -------------------------- */
+
+enum { SP = 16, SH = 2, SHKV = 1, SD = 8, SPAGES = 6, SPER = 2 }; /* page size, heads, head dim, pages */
+
+/* One host view to make: wrap_each() makes each, contiguous, or reports the first failure. */
+typedef struct {
+  void* ptr;
+  int dtype, rank;
+  const int64_t* shape;
+  ft_tensor** out;
+} HostView;
+
+static int wrap_each(ft_device* dev, const HostView* views, size_t n) {
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (ft_tensor_wrap_host(dev, views[i].ptr, views[i].dtype, views[i].rank, views[i].shape, NULL, views[i].out) !=
+        FT_OK) {
+      ++g_failures;
+      fprintf(stderr, "%s:%d: wrapping view %d: %s\n", __FILE__, __LINE__, (int)i, ft_last_error());
+      return 0;
+    }
+  return 1;
+}
+
+/* Sequence b's keys and values from a paged cache, gathered into dense [n, Hkv, D] rows for reference(). */
+static void gather_pages(const float* cache, const int32_t* table, int64_t b, int64_t n, float* dense) {
+  int64_t j;
+  for (j = 0; j < n; ++j)
+    memcpy(dense + j * SHKV * SD, cache + ((int64_t)table[b * SPER + j / SP] * SP + j % SP) * SHKV * SD,
+           sizeof(float) * SHKV * SD);
+}
+
+/* Two sequences holding 5 and 20 keys in shuffled pages, 2 query rows each, one new key each appended by the call:
+ * out and lse against reference() over the gathered keys, and the new keys in their slots. */
+static void paged_case(ft_device* dev, int causal) {
+  enum { B = 2, SQ = 2, NEW = 1 };
+  int64_t qshape[4] = {B, SQ, SH, SD}, cshape[4] = {SPAGES, SP, SHKV, SD}, tshape[2] = {B, SPER}, lshape[3] = {B, SH, SQ};
+  int64_t nshape[4] = {B, NEW, SHKV, SD}, bshape[1] = {B};
+  static float kc[SPAGES * SP * SHKV * SD], vc[SPAGES * SP * SHKV * SD], q[B * SQ * SH * SD], out[B * SQ * SH * SD];
+  static float kn[B * NEW * SHKV * SD], vn[B * NEW * SHKV * SD], lse[B * SH * SQ];
+  static float kd[SPER * SP * SHKV * SD], vd[SPER * SP * SHKV * SD];
+  int32_t table[B * SPER] = {4, 1, 0, 3}, seqlens[B] = {5, 20};
+  ft_tensor *tq = NULL, *tkc = NULL, *tvc = NULL, *tt = NULL, *ts = NULL, *to = NULL, *tl = NULL, *tkn = NULL,
+            *tvn = NULL;
+  const HostView views[] = {{q, FT_DTYPE_F32, 4, qshape, &tq},      {kc, FT_DTYPE_F32, 4, cshape, &tkc},
+                            {vc, FT_DTYPE_F32, 4, cshape, &tvc},    {out, FT_DTYPE_F32, 4, qshape, &to},
+                            {lse, FT_DTYPE_F32, 3, lshape, &tl},    {kn, FT_DTYPE_F32, 4, nshape, &tkn},
+                            {vn, FT_DTYPE_F32, 4, nshape, &tvn}};
+  ft_options opt = ft_options_default();
+  ft_result res;
+  double ref[SQ * SH * SD], ref_lse[SH * SQ];
+  size_t i;
+  int64_t b, j;
+
+  for (i = 0; i < sizeof(kc) / sizeof(kc[0]); ++i) kc[i] = rand_uniform(), vc[i] = rand_uniform();
+  for (i = 0; i < sizeof(q) / sizeof(q[0]); ++i) q[i] = rand_uniform(), out[i] = NAN;
+  for (i = 0; i < sizeof(kn) / sizeof(kn[0]); ++i) kn[i] = rand_uniform(), vn[i] = rand_uniform();
+  for (i = 0; i < sizeof(lse) / sizeof(lse[0]); ++i) lse[i] = NAN;
+  if (!wrap_each(dev, views, sizeof(views) / sizeof(views[0]))) return;
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_I32, 2, tshape, &tt)); /* owned tables, filled by upload */
+  CHECK_OK(ft_tensor_upload(tt, table, sizeof(table)));
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_I32, 1, bshape, &ts));
+  CHECK_OK(ft_tensor_upload(ts, seqlens, sizeof(seqlens)));
+  opt.causal = causal;
+
+  CHECK_OK(ft_attention_with_kvcache_plan(tq, tkc, tvc, tt, ts, to, tl, tkn, tvn, &opt, &res));
+  CHECK(res.path == FT_PATH_CPU_REFERENCE && isnan(out[0]), "plan: path %s, out[0] %g", res.path_name, (double)out[0]);
+  CHECK_OK(ft_attention_with_kvcache(tq, tkc, tvc, tt, ts, to, tl, tkn, tvn, &opt, &res));
+  printf("paged%s -> %s (%s)\n", causal ? " causal" : "", res.path_name, res.kernel);
+  for (b = 0; b < B; ++b) {
+    const int64_t n = seqlens[b] + NEW, ks[4] = {n * SHKV * SD, SHKV * SD, SD, 1}, qs[4] = {SQ * SH * SD, SH * SD, SD, 1};
+    Case c;
+    double err, lerr;
+    c.B = 1, c.Sq = SQ, c.Sk = n, c.Hq = SH, c.Hkv = SHKV, c.D = SD, c.causal = causal;
+    gather_pages(kc, table, b, n, kd);
+    gather_pages(vc, table, b, n, vd);
+    for (j = 0; j < SHKV * SD; ++j) { /* the appended key landed where sequence b's key n - 1 lives */
+      CHECK(kd[(n - 1) * SHKV * SD + j] == kn[b * SHKV * SD + j], "k_new of sequence %d not in the cache", (int)b);
+      CHECK(vd[(n - 1) * SHKV * SD + j] == vn[b * SHKV * SD + j], "v_new of sequence %d not in the cache", (int)b);
+    }
+    reference(&c, 1.0 / sqrt((double)SD), q + b * SQ * SH * SD, qs, kd, ks, vd, ks, ref, ref_lse);
+    err = rel_error(ref, out + b * SQ * SH * SD, SQ * SH * SD);
+    lerr = lse_error(ref_lse, lse + b * SH * SQ, SH * SQ);
+    CHECK(err < 1e-5 && lerr < 1e-5, "paged sequence %d: rel error %g, lse error %g", (int)b, err, lerr);
+  }
+  ft_tensor_destroy(tq), ft_tensor_destroy(tkc), ft_tensor_destroy(tvc), ft_tensor_destroy(tt);
+  ft_tensor_destroy(ts), ft_tensor_destroy(to), ft_tensor_destroy(tl), ft_tensor_destroy(tkn), ft_tensor_destroy(tvn);
+}
+
+/* Three sequences of 1x4, 3x3 and 2x0 (query x key rows) packed, GQA 2:1; lse is [Hq, total_q]. */
+static void varlen_case(ft_device* dev, int causal) {
+  enum { TQ = 6, TK = 7, NB = 3 };
+  int32_t cq[NB + 1] = {0, 1, 4, 6}, ck[NB + 1] = {0, 4, 7, 7};
+  int64_t qshape[3] = {TQ, SH, SD}, kshape[3] = {TK, SHKV, SD}, lshape[2] = {SH, TQ}, cshape[1] = {NB + 1};
+  float q[TQ * SH * SD], k[TK * SHKV * SD], v[TK * SHKV * SD], out[TQ * SH * SD], lse[SH * TQ];
+  double ref[TQ * SH * SD], ref_lse[SH * TQ];
+  ft_tensor *tq = NULL, *tk = NULL, *tv = NULL, *to = NULL, *tl = NULL, *tcq = NULL, *tck = NULL;
+  const HostView views[] = {{q, FT_DTYPE_F32, 3, qshape, &tq},   {k, FT_DTYPE_F32, 3, kshape, &tk},
+                            {v, FT_DTYPE_F32, 3, kshape, &tv},   {out, FT_DTYPE_F32, 3, qshape, &to},
+                            {lse, FT_DTYPE_F32, 2, lshape, &tl}, {cq, FT_DTYPE_I32, 1, cshape, &tcq},
+                            {ck, FT_DTYPE_I32, 1, cshape, &tck}};
+  ft_options opt = ft_options_default();
+  ft_result res;
+  size_t i;
+  int64_t b, h, r;
+
+  for (i = 0; i < TQ * SH * SD; ++i) q[i] = rand_uniform(), out[i] = NAN;
+  for (i = 0; i < TK * SHKV * SD; ++i) k[i] = rand_uniform(), v[i] = rand_uniform();
+  for (i = 0; i < SH * TQ; ++i) lse[i] = NAN;
+  if (!wrap_each(dev, views, sizeof(views) / sizeof(views[0]))) return;
+  opt.causal = causal;
+  CHECK_OK(ft_attention_varlen_plan(tq, tk, tv, to, tl, tcq, tck, 3, 4, &opt, &res));
+  CHECK(res.path == FT_PATH_CPU_REFERENCE && isnan(out[0]), "plan: path %s", res.path_name);
+  CHECK_OK(ft_attention_varlen(tq, tk, tv, to, tl, tcq, tck, 3, 4, &opt, &res));
+  printf("varlen%s -> %s (%s)\n", causal ? " causal" : "", res.path_name, res.kernel);
+  for (b = 0; b < NB; ++b) {
+    const int64_t sq = cq[b + 1] - cq[b], sk = ck[b + 1] - ck[b];
+    const int64_t qs[4] = {TQ * SH * SD, SH * SD, SD, 1}, ks[4] = {TK * SHKV * SD, SHKV * SD, SD, 1};
+    double lse_b[SH * TQ];
+    Case c;
+    c.B = 1, c.Sq = sq, c.Sk = sk, c.Hq = SH, c.Hkv = SHKV, c.D = SD, c.causal = causal;
+    reference(&c, 1.0 / sqrt((double)SD), q + cq[b] * SH * SD, qs, k + ck[b] * SHKV * SD, ks, v + ck[b] * SHKV * SD,
+              ks, ref + cq[b] * SH * SD, lse_b);
+    for (h = 0; h < SH; ++h) /* [1, Hq, sq] -> [Hq, total_q] */
+      for (r = 0; r < sq; ++r) ref_lse[h * TQ + cq[b] + r] = lse_b[h * sq + r];
+  }
+  CHECK(rel_error(ref, out, TQ * SH * SD) < 1e-5, "varlen: rel error %g", rel_error(ref, out, TQ * SH * SD));
+  CHECK(lse_error(ref_lse, lse, SH * TQ) < 1e-5, "varlen: lse error %g", lse_error(ref_lse, lse, SH * TQ));
+  ft_tensor_destroy(tq), ft_tensor_destroy(tk), ft_tensor_destroy(tv), ft_tensor_destroy(to), ft_tensor_destroy(tl);
+  ft_tensor_destroy(tcq), ft_tensor_destroy(tck);
+}
+
+/* NULL arguments, a block_table entry past the pages, a cu_seqlens that does not start at 0: the right code, a
+ * message naming the argument, and out, lse and the caches (which k_new would have written) untouched. */
+static void serving_errors(ft_device* dev) {
+  enum { B = 1, SQ = 1 };
+  int64_t qshape[4] = {B, SQ, SH, SD}, cshape[4] = {2, SP, SHKV, SD}, tshape[2] = {B, 1}, lshape[3] = {B, SH, SQ};
+  int64_t nshape[4] = {B, 1, SHKV, SD}, bshape[1] = {B}, q3[3] = {SQ, SH, SD}, k3[3] = {2, SHKV, SD};
+  int64_t cu_shape[1] = {2}, l2[2] = {SH, SQ};
+  static float q[SQ * SH * SD], kc[2 * SP * SHKV * SD], vc[2 * SP * SHKV * SD], out[SQ * SH * SD], lse[SH * SQ];
+  static float kn[SHKV * SD], vn[SHKV * SD];
+  int32_t table[1] = {2 /* only pages 0 and 1 exist */}, seqlens[1] = {3}, cu_q[2] = {1, 1}, cu_k[2] = {0, 2};
+  ft_tensor *tq = NULL, *tkc = NULL, *tvc = NULL, *tt = NULL, *ts = NULL, *to = NULL, *tl = NULL, *tkn = NULL,
+            *tvn = NULL, *vq = NULL, *vk = NULL, *vo = NULL, *vl = NULL, *tcq = NULL, *tck = NULL;
+  const HostView views[] = {{q, FT_DTYPE_F32, 4, qshape, &tq},          {kc, FT_DTYPE_F32, 4, cshape, &tkc},
+                            {vc, FT_DTYPE_F32, 4, cshape, &tvc},        {table, FT_DTYPE_I32, 2, tshape, &tt},
+                            {seqlens, FT_DTYPE_I32, 1, bshape, &ts},    {out, FT_DTYPE_F32, 4, qshape, &to},
+                            {lse, FT_DTYPE_F32, 3, lshape, &tl},        {kn, FT_DTYPE_F32, 4, nshape, &tkn},
+                            {vn, FT_DTYPE_F32, 4, nshape, &tvn}};
+  const HostView packed[] = {{q, FT_DTYPE_F32, 3, q3, &vq},              {kc, FT_DTYPE_F32, 3, k3, &vk},
+                             {out, FT_DTYPE_F32, 3, q3, &vo},            {lse, FT_DTYPE_F32, 2, l2, &vl},
+                             {cu_q, FT_DTYPE_I32, 1, cu_shape, &tcq},    {cu_k, FT_DTYPE_I32, 1, cu_shape, &tck}};
+  ft_result res;
+  ft_status st;
+  int pass;
+
+  memset(q, 0, sizeof(q)), memset(kc, 0x11, sizeof(kc)), memset(vc, 0x22, sizeof(vc));
+  memset(out, 0xAB, sizeof(out)), memset(lse, 0xAB, sizeof(lse)), memset(kn, 0, sizeof(kn)), memset(vn, 0, sizeof(vn));
+  if (!wrap_each(dev, views, sizeof(views) / sizeof(views[0]))) return;
+
+  st = ft_attention_with_kvcache(tq, tkc, tvc, NULL, ts, to, tl, NULL, NULL, NULL, NULL);
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "block_table", NULL, "kvcache NULL block_table");
+  st = ft_attention_with_kvcache_plan(NULL, tkc, tvc, tt, ts, to, tl, NULL, NULL, NULL, NULL);
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "q", NULL, "kvcache plan NULL q");
+  st = ft_attention_with_kvcache(tq, tkc, tvc, tt, ts, to, tl, tkn, NULL, NULL, NULL);
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "v_new", NULL, "k_new without v_new");
+  for (pass = 0; pass < 2; ++pass) {
+    memset(&res, 0x5A, sizeof(res));
+    st = pass ? ft_attention_with_kvcache_plan(tq, tkc, tvc, tt, ts, to, tl, tkn, tvn, NULL, &res)
+              : ft_attention_with_kvcache(tq, tkc, tvc, tt, ts, to, tl, tkn, tvn, NULL, &res);
+    if (!pass) printf("block_table entry 2 of 2 pages -> %s: %s\n", ft_status_name(st), ft_last_error());
+    expect_status(st, FT_ERROR_INVALID_ARGUMENT, "cache.block_table: entry [0, 0] = 2", NULL, "entry out of range");
+    CHECK(all_bytes(out, sizeof(out), 0xAB) && all_bytes(lse, sizeof(lse), 0xAB), "a rejected call wrote out or lse");
+    CHECK(all_bytes(kc, sizeof(kc), 0x11) && all_bytes(vc, sizeof(vc), 0x22), "a rejected call wrote the cache");
+    CHECK(all_bytes(&res, sizeof(res), 0x5A), "a rejected call filled the result");
+  }
+
+  if (!wrap_each(dev, packed, sizeof(packed) / sizeof(packed[0]))) return;
+  st = ft_attention_varlen(vq, vk, vk, vo, vl, NULL, tck, 1, 2, NULL, NULL);
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "cu_seqlens_q", NULL, "varlen NULL cu_seqlens_q");
+  st = ft_attention_varlen(vq, vk, vk, vo, vl, tcq, tck, 1, 2, NULL, NULL);
+  printf("cu_seqlens_q starting at 1 -> %s: %s\n", ft_status_name(st), ft_last_error());
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "lengths.cu_seqlens_q: must start at 0", NULL, "cu_seqlens_q at 1");
+  st = ft_attention_varlen_plan(vq, vk, vk, vo, vl, tcq, tck, 1, -1, NULL, NULL);
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "lengths.max_seqlen_k", NULL, "negative max_seqlen_k");
+  CHECK(all_bytes(out, sizeof(out), 0xAB) && all_bytes(lse, sizeof(lse), 0xAB), "a rejected varlen call wrote");
+  ft_tensor_destroy(tq), ft_tensor_destroy(tkc), ft_tensor_destroy(tvc), ft_tensor_destroy(tt), ft_tensor_destroy(ts);
+  ft_tensor_destroy(to), ft_tensor_destroy(tl), ft_tensor_destroy(tkn), ft_tensor_destroy(tvn);
+  ft_tensor_destroy(vq), ft_tensor_destroy(vk), ft_tensor_destroy(vo), ft_tensor_destroy(vl);
+  ft_tensor_destroy(tcq), ft_tensor_destroy(tck);
+}
+
 /* Every GPU device (lavapipe included) on the bf16 cases with a required head dim, through owned tensors. */
 static void gpu_devices(const Case* cases, size_t n_cases) {
   int n = 0, i;
@@ -767,6 +960,8 @@ int main(void) {
   overflow_paths(dev);
   for (i = 0; i < sizeof(backward_cases) / sizeof(backward_cases[0]); ++i) backward_case(dev, &backward_cases[i]);
   backward_errors(dev);
+  for (i = 0; i < 2; ++i) paged_case(dev, (int)i), varlen_case(dev, (int)i);
+  serving_errors(dev);
   ft_device_destroy(dev);
   gpu_devices(cases, sizeof(cases) / sizeof(cases[0]));
   ft_device_destroy(NULL);
