@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -47,9 +48,11 @@ void require_head_dim_contiguous(const Tensor& t, const char* name) {
 
 void require_apart(const std::vector<std::pair<const Tensor*, const char*>>& outs,
                    const std::vector<std::pair<const Tensor*, const char*>>& others) {
+  // An output is compared with every other argument, the very same tensor passed twice included (only its own entry,
+  // by name, is skipped).
   for (const auto& [o, oname] : outs)
     for (const auto& [t, name] : others)
-      if (t && o != t && overlaps(*o, *t))
+      if (t && std::string_view(oname) != name && overlaps(*o, *t))
         fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
 }
 
@@ -261,6 +264,8 @@ AttnArgs validate_varlen(const Tensor& q, const Tensor& k, const Tensor& v, cons
   };
   const Tensor q4 = as4(q), k4 = as4(k), v4 = as4(v), o4 = as4(out);
   Tensor l3;
+  if (lse && lse->strides().dims != Strides::contiguous(lse->shape()).dims)
+    fail(ErrorCode::BadStride, "lse: must be contiguous [heads_q, total_q]");
   if (lse) {
     const Shape s3 = Shape::of(1, lse->shape()[0], lse->shape()[1]);
     l3 = lse->as_strided(s3, Strides::contiguous(s3));

@@ -404,10 +404,8 @@ TEST_CASE("bad input (kvcache): aliasing") {
   }
 }
 
-// Known bug (src/validate_serving.cpp:52, require_apart): an output is compared with the other arguments by Tensor
-// address first, so passing the very same Tensor object as q and out skips the overlap check and the call writes
-// out over q. should_fail until that is fixed; then drop the decorator.
-TEST_CASE("bad input (kvcache): the same Tensor object as q and out" * doctest::should_fail()) {
+// The very same Tensor object as q and out overlaps itself.
+TEST_CASE("bad input (kvcache): the same Tensor object as q and out") {
   KvFixture f;
   KvCall c(f);
   c.out = &f.q;
@@ -603,10 +601,8 @@ TEST_CASE("bad input (varlen): strides") {
                   [](const std::string& name) { return Needles{name + ": must be contiguous"}; });
 }
 
-// Known bug (src/validate_serving.cpp:263-266): lse is checked through a contiguous view made with
-// lse->as_strided(s3, Strides::contiguous(s3)), which drops the caller's strides, so a non-contiguous lse passes and
-// the call writes it as if it were contiguous. should_fail until that is fixed; then drop the decorator.
-TEST_CASE("bad input (varlen): lse must be contiguous" * doctest::should_fail()) {
+// A strided lse is refused (the packed layout's lse is contiguous [heads_q, total_q]).
+TEST_CASE("bad input (varlen): lse must be contiguous") {
   expect_each_var({"lse"}, ErrorCode::BadStride, every_other,
                   [](const std::string&) { return Needles{"lse: must be contiguous"}; });
 }
