@@ -18,7 +18,6 @@ constexpr BwdTile kBwdTiles[] = {{8, 64, 32, 32, 128},  {72, 128, 16, 16, 128}, 
                                  {8, 64, 16, 16, 128},  {72, 128, 8, 16, 128},  {136, 256, 8, 4, 64}};
 constexpr std::uint32_t kShaderMaxOwn = 8;     // attn_bwd_portable.comp's MAX_OWN
 constexpr std::uint32_t kPreprocessWg = 64;    // rows per preprocess workgroup, one an invocation
-constexpr std::uint64_t kMaxIndex = 1ull << 32;  // uint indices in the shader
 
 constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 constexpr bool fits_shader(const BwdTile& t) {
@@ -42,7 +41,8 @@ std::uint32_t bwd_shared_bytes(const BwdTile& t, std::uint32_t d) {
 // llvmpipe ends a shader's loops after Mesa's LP_MAX_TGSI_LOOP_ITERATIONS (65535) iterations, counted over the whole
 // invocation (vk_instance.cpp): a pass would silently skip rows or keys. Calls whose loop count could pass a quarter
 // of it, the forward's margin (kLlvmpipeLoopKeys), are refused there.
-constexpr std::uint64_t kLlvmpipeLoopBudget = 65535 / 4;
+constexpr std::uint64_t kLlvmpipeLoopLimit = 65535;
+constexpr std::uint64_t kLlvmpipeLoopBudget = kLlvmpipeLoopLimit / 4;
 
 // Upper bounds of one invocation's loop iterations in the dK/dV and dQ passes: per block, the score loop (two vec4
 // columns an iteration), the accumulation (two rows or keys an iteration) and the block loop and row loads.
@@ -134,7 +134,7 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
     return "the backward workspace (" + std::to_string(ws_floats * 4) + " bytes) is beyond the shader's indices";
   if (caps.max_loop_keys != 0 && loop_iterations(c.tile, a) > kLlvmpipeLoopBudget)
     return "seqlen_q * heads_q / heads_kv or seqlen_k too long for this driver's loop limit (it ends a shader's "
-           "loops after 65535 iterations)";
+           "loops after " + std::to_string(kLlvmpipeLoopLimit) + " iterations)";
   c.workspace_bytes = ws_floats * 4;
   c.kernel = "vk_portable_bwd_" + c.storage + "<d" + std::to_string(d) + "," + std::string(to_string(f.dtype)) +
              (f.causal ? ",causal" : "") + ",bm" + std::to_string(c.tile.block_m) + ",bn" +

@@ -49,7 +49,6 @@ std::atomic<double> g_last_gpu_ms{-1.0};
 
 constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
-constexpr std::uint64_t kMaxIndex = 1ull << 32;  // uint indices in the shaders
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
 constexpr std::uint32_t kReduceWg = 64;
 
