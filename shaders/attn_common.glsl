@@ -9,6 +9,8 @@
 //                      only handles f16 may #define FT_T16 float16_t and FT_T16_FLOAT16, after enabling
 //                      GL_EXT_shader_explicit_arithmetic_types_float16, to coopMatLoad straight from the buffer)
 //   FT_NO_WG_LAYOUT    do not declare `layout(local_size_x_id = 5) in;` here (the shader declares its own)
+//   FT_OWN_ABI         declare no push constants, buffers or functions that use them (the backward's shader has
+//                      its own: it keeps the specialization constants, storage types and conversions)
 // DTYPE (spec constant) says how 16-bit bits are converted: f16 (IEEE half) or bf16 (upper half of an f32).
 #ifndef FT_ATTN_COMMON_GLSL
 #define FT_ATTN_COMMON_GLSL
@@ -48,6 +50,7 @@ const uint FT_FLAG_ROWS_OUTER = 4u;    // flags bit 2: the row tile is the launc
 const float FT_LN2 = 0.69314718055994530942;    // LSE: natural log = log2 domain * ln 2
 #define FT_NEG_INF uintBitsToFloat(0xff800000u)
 
+#ifndef FT_OWN_ABI
 // ---- Push constants (std430, 32-bit members, 100 bytes) -------------------------------------------------------
 layout(push_constant, std430) uniform PushConstants {
   uint q_off, k_off, v_off, o_off, lse_off;  // element offsets of element 0 within the bound buffer
@@ -60,6 +63,7 @@ layout(push_constant, std430) uniform PushConstants {
   uint flags;                                // bit 0: write LSE; bits 1, 2: row order (below)
   uint n_splits;                             // split-KV: number of KV splits (1 = none)
 } pc;
+#endif
 
 // ---- Descriptor set 0: whole storage buffers, addressed by element offsets --------------------------------------
 #if defined(FT_STORAGE_F32)
@@ -69,12 +73,14 @@ layout(push_constant, std430) uniform PushConstants {
 #else
 #define FT_ELEM FT_T16
 #endif
+#ifndef FT_OWN_ABI
 layout(set = 0, binding = 0, std430) readonly buffer BufQ { FT_ELEM q_data[]; };
 layout(set = 0, binding = 1, std430) readonly buffer BufK { FT_ELEM k_data[]; };
 layout(set = 0, binding = 2, std430) readonly buffer BufV { FT_ELEM v_data[]; };
 layout(set = 0, binding = 3, std430) writeonly buffer BufO { FT_ELEM o_data[]; };
 layout(set = 0, binding = 4, std430) writeonly buffer BufLse { float lse_data[]; };
 layout(set = 0, binding = 5, std430) buffer BufScratch { float scratch_data[]; };  // split-KV partials
+#endif
 
 // ---- dtype conversion helpers ------------------------------------------------------------------------------------
 // 16 raw bits -> float, by DTYPE (bf16: the bits are the upper half of an f32).
@@ -112,6 +118,7 @@ uint ft_pack2(vec2 f) {
 #define FT_LOAD_SCALAR(buf, i) ft_bits_to_float(ft_raw16(buf[i]))
 #endif
 
+#ifndef FT_OWN_ABI
 // Element loads (element index i, already including the tensor's offset) and the output store.
 #if defined(FT_STORAGE_PACKED)
 float load_q_elem(uint i) { uint w = q_data[i >> 1]; return ft_bits_to_float((i & 1u) != 0u ? w >> 16 : w & 0xffffu); }
@@ -200,5 +207,7 @@ void ft_split_range(uint split, out uint kv_begin, out uint kv_end) {
 uint ft_scratch_record(uint b, uint h, uint row, uint split) {
   return (((b * pc.Hq + h) * pc.Sq + row) * pc.n_splits + split) * (HEAD_DIM + 1u);
 }
+
+#endif  // FT_OWN_ABI
 
 #endif  // FT_ATTN_COMMON_GLSL

@@ -55,6 +55,9 @@ enum SpecId : std::uint32_t {
 // attn_coopmat.comp's id 28 value for the accumulator-layout probe (the shader's PROBE).
 inline constexpr std::uint32_t kCmRegSoftmaxProbe = 15;
 
+// Tensors are addressed by uint element indices in every shader: element offset plus extent stay below this.
+inline constexpr std::uint64_t kMaxIndex = 1ull << 32;
+
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
 
 inline constexpr std::uint32_t kFlagWriteLse = 1u;  // PushConstants::flags bit 0

@@ -11,6 +11,8 @@
 //   after:  srcStage COMPUTE_SHADER, srcAccess SHADER_WRITE on out and lse -> the consumer's stage and access
 //           (e.g. TRANSFER/TRANSFER_READ for a copy, COMPUTE_SHADER/SHADER_READ for the next shader, HOST/HOST_READ
 //           for a mapped read after the fence).
+// The backward (attention_backward) follows the same rules with q, k, v, out, lse and dout as its inputs and dq,
+// dk, dv (and Options::workspace, when given) as its outputs.
 // State: flashtile binds its own compute pipeline, descriptor set 0 (or push descriptors) and push constants in
 // the caller's command buffer; compute bindings the caller made before the call must be bound again after it.
 // Queue: submit on the device's queue family (the one given to Device::wrap_vulkan); calls recorded with split-KV
@@ -23,6 +25,7 @@
 // itself (no command buffer) use the same VkQueue: for a wrapped device the application must not submit to that
 // queue from another thread during a flashtile call.
 #include "vk_device.hpp"
+#include "backward.hpp"
 #include "checked.hpp"
 #include "overrides.hpp"
 
@@ -46,7 +49,6 @@ std::atomic<double> g_last_gpu_ms{-1.0};
 
 constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
-constexpr std::uint64_t kMaxIndex = 1ull << 32;  // uint indices in the shaders
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
 constexpr std::uint32_t kReduceWg = 64;
 
@@ -77,11 +79,22 @@ struct PipelineKey {
   std::uint32_t required_subgroup_size = 0;
   bool full_subgroups = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;
+  bool backward = false;  // the backward's pipeline layout (backward.hpp) instead of the forward's
   auto tie() const {
     return std::tie(path, spirv, head_dim, causal, dtype, block_m, block_n, wg_size, subgroup_size,
-                    required_subgroup_size, full_subgroups, extra_spec);
+                    required_subgroup_size, full_subgroups, extra_spec, backward);
   }
   bool operator<(const PipelineKey& o) const { return tie() < o.tie(); }
+};
+
+// A descriptor set layout with its pipeline layout, and (without push descriptors) a ring of sets from its own pool.
+struct DescriptorLayout {
+  std::uint32_t bindings = 0;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout pipe_layout = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> ring;
+  std::uint32_t ring_next = 0;
 };
 
 struct Allocation {
@@ -176,9 +189,11 @@ class VulkanDevice final : public detail::DeviceImpl {
     fn_.vkDeviceWaitIdle(dev_);
     for (auto& [key, p] : pipelines_) fn_.vkDestroyPipeline(dev_, p, nullptr);
     for (auto& [name, m] : modules_) fn_.vkDestroyShaderModule(dev_, m, nullptr);
-    if (desc_pool_) fn_.vkDestroyDescriptorPool(dev_, desc_pool_, nullptr);
-    fn_.vkDestroyPipelineLayout(dev_, pipe_layout_, nullptr);
-    fn_.vkDestroyDescriptorSetLayout(dev_, set_layout_, nullptr);
+    for (DescriptorLayout* l : {&fwd_layout_, &bwd_layout_}) {
+      if (l->pool) fn_.vkDestroyDescriptorPool(dev_, l->pool, nullptr);
+      fn_.vkDestroyPipelineLayout(dev_, l->pipe_layout, nullptr);
+      fn_.vkDestroyDescriptorSetLayout(dev_, l->set_layout, nullptr);
+    }
     fn_.vkDestroyFence(dev_, fence_, nullptr);
     if (query_pool_) fn_.vkDestroyQueryPool(dev_, query_pool_, nullptr);
     fn_.vkDestroyCommandPool(dev_, cmd_pool_, nullptr);
@@ -248,26 +263,16 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   detail::Plan plan(const detail::AttnArgs& args, const std::optional<Path>& forced) const override {
-    inst_->check_validation();
-    std::vector<detail::PathCheck> order;
-    for (Path p : kPathOrder) {
-      detail::PathCheck c{p, "", ""};
-      if (std::find(unlisted_.begin(), unlisted_.end(), p) != unlisted_.end()) {
-        c.why_not = "not in FLASHTILE_VK_PATHS";
-        order.push_back(std::move(c));
-        continue;
-      }
+    return choose_vk_path(forced, [&](detail::PathCheck& c) {
       c.why_not = detail::layout_why_not(args);
-      const ShaderVariant* v = c.why_not.empty() ? pick(p, args, &c.why_not) : nullptr;
+      const ShaderVariant* v = c.why_not.empty() ? pick(c.path, args, &c.why_not) : nullptr;
       if (v) {
         c.kernel = kernel_name(*v, args);
         c.reduced_precision = v->reduced_precision;
         const std::uint32_t splits = choose_splits(*v, args);
         if (splits > 1) c.kernel += "+splitkv" + std::to_string(splits);
       }
-      order.push_back(std::move(c));
-    }
-    return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")", &info_.paths);
+    });
   }
 
   // Builds outside mu_ (seconds on a cold driver cache), so calls running on this device meanwhile, e.g. an
@@ -304,7 +309,85 @@ class VulkanDevice final : public detail::DeviceImpl {
     inst_->check_validation();
   }
 
+  // The backward: the portable path's three passes (backward.hpp); the cooperative-matrix paths have none yet.
+  detail::Plan plan_backward(const detail::BwdArgs& args, const std::optional<Path>& forced) const override {
+    return choose_vk_path(forced, [&](detail::PathCheck& c) {
+      if (c.path != Path::VulkanPortable) {
+        c.why_not = "no backward kernel on this path yet (vulkan_portable has one)";
+        return;
+      }
+      BwdChoice choice;
+      c.why_not = bwd_choose(caps_, args, &choice);
+      c.kernel = choice.kernel;
+      c.workspace_bytes = choice.workspace_bytes;
+    });
+  }
+
+  // Records preprocess, then dK/dV and dQ (both read only what the preprocess wrote: no barrier between them) into
+  // the application's command buffer, or submits and waits.
+  void run_backward(const detail::Plan& plan, const detail::BwdArgs& a) override {
+    inst_->check_validation();
+    BwdChoice c;
+    const std::string why = plan.path == Path::VulkanPortable ? bwd_choose(caps_, a, &c) : "no backward kernel";
+    if (!why.empty()) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
+    std::lock_guard<std::mutex> lock(mu_);
+    const detail::AttnArgs& f = a.fwd;
+    const bool external = f.vk_command_buffer != nullptr;
+    VkBuffer ws = a.has_workspace ? reinterpret_cast<VkBuffer>(a.workspace.buf.handle) : ensure_scratch(c.workspace_bytes);
+    const auto ws_off = static_cast<std::uint32_t>(a.has_workspace ? a.workspace.buf.offset / 4 : 0);
+    auto vb = [](const detail::TensorArg& t) { return reinterpret_cast<VkBuffer>(t.buf.handle); };
+    const VkBuffer bufs[kBwdBindingCount] = {vb(f.q),  vb(f.k),  vb(f.v),  vb(f.o),  vb(a.dout),
+                                             vb(f.lse), ws,       vb(a.dq), vb(a.dk), vb(a.dv)};
+    VkPipeline pipes[std::size(kBwdPasses)];
+    for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
+      PipelineKey k;
+      k.path = Path::VulkanPortable;
+      k.spirv = bwd_module(kBwdPasses[i], c);
+      k.head_dim = static_cast<std::uint32_t>(f.head_dim);
+      k.causal = f.causal ? 1 : 0;
+      k.dtype = shader_dtype(f.dtype);
+      k.block_m = c.tile.block_m;
+      k.block_n = c.tile.block_n;
+      k.wg_size = bwd_wg(kBwdPasses[i], c.tile);
+      k.subgroup_size = caps_.subgroup_size;
+      k.backward = true;
+      pipes[i] = pipeline(k);
+    }
+    VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(f.vk_command_buffer) : begin();
+    // flashtile's scratch may still be in use by an earlier recorded call: order after it (WAR/WAW).
+    if (external && !a.has_workspace)
+      barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+    bind_descriptors(cb, bwd_layout_, bufs);
+    for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
+      const BwdPass pass = kBwdPasses[i];
+      if (pass == BwdPass::DkDv) barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);  // lse2, Delta
+      const BwdPushConstants pc = bwd_push_constants(pass, a, ws_off);
+      fn_.vkCmdPushConstants(cb, bwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+      fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipes[i]);
+      const auto g = bwd_grid(pass, c.tile, a);
+      fn_.vkCmdDispatch(cb, g[0], g[1], g[2]);
+    }
+    if (!external) {
+      submit_and_wait(cb);
+      inst_->check_validation();
+    }
+  }
+
  private:
+  // choose_path over kPathOrder: a path FLASHTILE_VK_PATHS leaves out is passed over, `check` fills the others'.
+  template <class Check>
+  detail::Plan choose_vk_path(const std::optional<Path>& forced, Check check) const {
+    inst_->check_validation();
+    std::vector<detail::PathCheck> order;
+    for (Path p : kPathOrder) {
+      detail::PathCheck c{p, "", ""};
+      if (std::find(unlisted_.begin(), unlisted_.end(), p) != unlisted_.end()) c.why_not = "not in FLASHTILE_VK_PATHS";
+      else check(c);
+      order.push_back(std::move(c));
+    }
+    return detail::choose_path(order, forced, info_.name + " (vulkan:" + std::to_string(info_.index) + ")", &info_.paths);
+  }
+
   // Records variant v on the call's arguments (mu_ held): into the application's command buffer, or submitted and
   // waited for.
   void dispatch(const ShaderVariant& variant, const detail::AttnArgs& a) {
@@ -355,8 +438,8 @@ class VulkanDevice final : public detail::DeviceImpl {
       // The scratch buffer may still be in use by an earlier recorded call: order after it (WAR/WAW).
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
     }
-    bind_descriptors(cb, bufs);
-    fn_.vkCmdPushConstants(cb, pipe_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
+    bind_descriptors(cb, fwd_layout_, bufs);
+    fn_.vkCmdPushConstants(cb, fwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
     fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, attn);
     fn_.vkCmdDispatch(cb, row_tiles * pc.n_splits, pc.Hq, pc.B);
     if (pc.n_splits > 1) {
@@ -449,33 +532,8 @@ class VulkanDevice final : public detail::DeviceImpl {
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     check_vk(fn_.vkCreateFence(dev_, &fci, nullptr, &fence_), "vkCreateFence");
 
-    VkDescriptorSetLayoutBinding b[kBindingCount]{};
-    for (std::uint32_t i = 0; i < kBindingCount; ++i) {
-      b[i].binding = i;
-      b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      b[i].descriptorCount = 1;
-      b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    }
-    VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dli.flags = push_descriptor_ ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
-    dli.bindingCount = kBindingCount;
-    dli.pBindings = b;
-    check_vk(fn_.vkCreateDescriptorSetLayout(dev_, &dli, nullptr, &set_layout_), "vkCreateDescriptorSetLayout");
-    VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
-    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pli.setLayoutCount = 1;
-    pli.pSetLayouts = &set_layout_;
-    pli.pushConstantRangeCount = 1;
-    pli.pPushConstantRanges = &pcr;
-    check_vk(fn_.vkCreatePipelineLayout(dev_, &pli, nullptr, &pipe_layout_), "vkCreatePipelineLayout");
-    if (!push_descriptor_) {
-      VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorRing * kBindingCount};
-      VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-      dpi.maxSets = kDescriptorRing;
-      dpi.poolSizeCount = 1;
-      dpi.pPoolSizes = &ps;
-      check_vk(fn_.vkCreateDescriptorPool(dev_, &dpi, nullptr, &desc_pool_), "vkCreateDescriptorPool");
-    }
+    create_layout(fwd_layout_, kBindingCount, sizeof(PushConstants));
+    create_layout(bwd_layout_, kBwdBindingCount, sizeof(BwdPushConstants));
     dummy_ = reinterpret_cast<VkBuffer>(create_buffer(256, false));
     caps_.khr_acc_layout = probe_khr_layout();
 
@@ -767,7 +825,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (k.required_subgroup_size) ci.stage.pNext = &rss;
     if (k.full_subgroups) ci.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     if (caps_.pipeline_stats) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    ci.layout = pipe_layout_;
+    ci.layout = k.backward ? bwd_layout_.pipe_layout : fwd_layout_.pipe_layout;
     VkPipeline p = VK_NULL_HANDLE;
     check_vk(fn_.vkCreateComputePipelines(dev_, VK_NULL_HANDLE, 1, &ci, nullptr, &p), "vkCreateComputePipelines");
     inst_->check_validation();
@@ -810,24 +868,57 @@ class VulkanDevice final : public detail::DeviceImpl {
     }
   }
 
-  void bind_descriptors(VkCommandBuffer cb, const VkBuffer (&bufs)[kBindingCount]) {
-    VkDescriptorBufferInfo bi[kBindingCount];
-    VkWriteDescriptorSet w[kBindingCount];
+  // Layout l: `bindings` storage buffers at bindings 0.. and push constants of `push_bytes`, for the compute stage.
+  void create_layout(DescriptorLayout& l, std::uint32_t bindings, std::uint32_t push_bytes) {
+    l.bindings = bindings;
+    std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+    for (std::uint32_t i = 0; i < bindings; ++i) {
+      b[i].binding = i;
+      b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      b[i].descriptorCount = 1;
+      b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dli.flags = push_descriptor_ ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
+    dli.bindingCount = bindings;
+    dli.pBindings = b.data();
+    check_vk(fn_.vkCreateDescriptorSetLayout(dev_, &dli, nullptr, &l.set_layout), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &l.set_layout;
+    pli.pushConstantRangeCount = 1;
+    pli.pPushConstantRanges = &pcr;
+    check_vk(fn_.vkCreatePipelineLayout(dev_, &pli, nullptr, &l.pipe_layout), "vkCreatePipelineLayout");
+    if (!push_descriptor_) {
+      VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorRing * bindings};
+      VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      dpi.maxSets = kDescriptorRing;
+      dpi.poolSizeCount = 1;
+      dpi.pPoolSizes = &ps;
+      check_vk(fn_.vkCreateDescriptorPool(dev_, &dpi, nullptr, &l.pool), "vkCreateDescriptorPool");
+    }
+  }
+
+  // bufs: l.bindings buffers, bound whole.
+  void bind_descriptors(VkCommandBuffer cb, DescriptorLayout& l, const VkBuffer* bufs) {
+    std::vector<VkDescriptorBufferInfo> bi(l.bindings);
+    std::vector<VkWriteDescriptorSet> w(l.bindings);
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (!push_descriptor_) {
-      if (ring_.empty()) {
-        std::vector<VkDescriptorSetLayout> layouts(kDescriptorRing, set_layout_);
-        ring_.resize(kDescriptorRing);
+      if (l.ring.empty()) {
+        std::vector<VkDescriptorSetLayout> layouts(kDescriptorRing, l.set_layout);
+        l.ring.resize(kDescriptorRing);
         VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-        ai.descriptorPool = desc_pool_;
+        ai.descriptorPool = l.pool;
         ai.descriptorSetCount = kDescriptorRing;
         ai.pSetLayouts = layouts.data();
-        check_vk(fn_.vkAllocateDescriptorSets(dev_, &ai, ring_.data()), "vkAllocateDescriptorSets");
+        check_vk(fn_.vkAllocateDescriptorSets(dev_, &ai, l.ring.data()), "vkAllocateDescriptorSets");
       }
-      set = ring_[ring_next_];
-      ring_next_ = (ring_next_ + 1) % kDescriptorRing;
+      set = l.ring[l.ring_next];
+      l.ring_next = (l.ring_next + 1) % kDescriptorRing;
     }
-    for (std::uint32_t i = 0; i < kBindingCount; ++i) {
+    for (std::uint32_t i = 0; i < l.bindings; ++i) {
       bi[i] = {bufs[i], 0, VK_WHOLE_SIZE};
       w[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       w[i].dstSet = set;
@@ -837,10 +928,10 @@ class VulkanDevice final : public detail::DeviceImpl {
       w[i].pBufferInfo = &bi[i];
     }
     if (push_descriptor_) {
-      fn_.vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe_layout_, 0, kBindingCount, w);
+      fn_.vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, l.pipe_layout, 0, l.bindings, w.data());
     } else {
-      fn_.vkUpdateDescriptorSets(dev_, kBindingCount, w, 0, nullptr);
-      fn_.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe_layout_, 0, 1, &set, 0, nullptr);
+      fn_.vkUpdateDescriptorSets(dev_, l.bindings, w.data(), 0, nullptr);
+      fn_.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, l.pipe_layout, 0, 1, &set, 0, nullptr);
     }
   }
 
@@ -1003,11 +1094,8 @@ class VulkanDevice final : public detail::DeviceImpl {
   VkBuffer scratch_ = VK_NULL_HANDLE;
   std::uint64_t scratch_size_ = 0;
   VkBuffer dummy_ = VK_NULL_HANDLE;
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkPipelineLayout pipe_layout_ = VK_NULL_HANDLE;
-  VkDescriptorPool desc_pool_ = VK_NULL_HANDLE;
-  std::vector<VkDescriptorSet> ring_;
-  std::uint32_t ring_next_ = 0;
+  DescriptorLayout fwd_layout_;  // the forward's: Binding, PushConstants (shader_abi.hpp)
+  DescriptorLayout bwd_layout_;  // the backward's: BwdBinding, BwdPushConstants (backward.hpp)
   std::map<std::string, VkShaderModule> modules_;
   std::map<PipelineKey, VkPipeline> pipelines_;
   std::map<Path, std::vector<ShaderVariant>> tables_;  // filled once in init(), read-only afterwards

@@ -1,0 +1,74 @@
+// The Vulkan portable backward (shaders/attn_bwd_portable.comp): its ABI (the C++ mirror of the shader's push
+// constants and bindings: keep the two identical), tiles, and the per-call choices VulkanDevice::plan_backward and
+// run_backward (vk_device.cpp) record from. Three passes: preprocess (lse2, Delta), dK/dV, dQ; no atomics.
+#pragma once
+
+#include "backend.hpp"
+#include "kernels.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace flashtile::vk {
+
+// Descriptor set 0 of the backward's pipelines: whole storage buffers, tensors addressed by element offsets.
+enum BwdBinding : std::uint32_t {
+  kBwdBindingQ = 0,
+  kBwdBindingK = 1,
+  kBwdBindingV = 2,
+  kBwdBindingO = 3,
+  kBwdBindingDO = 4,
+  kBwdBindingLse = 5,  // f32 [B, Hq, Sq] contiguous
+  kBwdBindingWs = 6,   // f32 workspace: lse2 [B, Hq, Sq], then Delta [B, Hq, Sq]
+  kBwdBindingDQ = 7,
+  kBwdBindingDK = 8,
+  kBwdBindingDV = 9,
+  kBwdBindingCount = 10,
+};
+
+// std430, 32-bit members, exactly Vulkan's guaranteed 128 bytes. Slots x and y are the pass's own tensors: O for the
+// preprocess, dK and dV for the dK/dV pass, dQ for the dQ pass.
+struct BwdPushConstants {
+  std::uint32_t q_off, k_off, v_off, do_off, x_off, y_off;  // element offsets of element 0 in the bound buffer
+  std::uint32_t q_sb, q_ss, q_sh;                           // strides (elements): batch, seq, head
+  std::uint32_t k_sb, k_ss, k_sh;
+  std::uint32_t v_sb, v_ss, v_sh;
+  std::uint32_t do_sb, do_ss, do_sh;
+  std::uint32_t x_sb, x_ss, x_sh;
+  std::uint32_t y_sb, y_ss, y_sh;
+  std::uint32_t lse_off, ws_off;  // f32 element offsets
+  std::uint32_t B, Sq, Sk, Hq, Hkv;
+  float scale_log2;  // softmax scale * log2(e)
+};
+static_assert(sizeof(BwdPushConstants) == 128, "BwdPushConstants must match attn_bwd_portable.comp (std430)");
+
+// The passes in recording order (the shader's FT_BWD_PASS).
+enum class BwdPass : std::uint32_t { Preprocess = 0, DkDv = 1, Dq = 2 };
+inline constexpr BwdPass kBwdPasses[] = {BwdPass::Preprocess, BwdPass::DkDv, BwdPass::Dq};
+
+// Tiles: BLOCK_M query rows, BLOCK_N keys, WG_SIZE threads, for head dims (multiples of 8) in [min_dim, max_dim].
+struct BwdTile {
+  std::uint32_t min_dim, max_dim, block_m, block_n, wg;
+};
+
+// What plan_backward chose for a call (run_backward chooses it again: plans carry no variant).
+struct BwdChoice {
+  std::string storage;  // module suffix: "s16", "pk" (packed uint pairs) or "f32"
+  BwdTile tile{};
+  std::string kernel;   // Result::kernel
+  std::uint64_t workspace_bytes = 0;
+};
+
+// "" with `out` filled when the portable backward can run the call on this device; else a one-line reason.
+std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* out);
+// The embedded module of one pass: attn_bwd_<pass>_<storage>.
+std::string bwd_module(BwdPass pass, const BwdChoice& c);
+// The pass's workgroup size and grid.
+std::uint32_t bwd_wg(BwdPass pass, const BwdTile& t);
+std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdTile& t, const detail::BwdArgs& a);
+// The pass's push constants; ws_off: the workspace's first float in its buffer.
+BwdPushConstants bwd_push_constants(BwdPass pass, const detail::BwdArgs& a, std::uint32_t ws_off);
+
+}  // namespace flashtile::vk

@@ -1,0 +1,258 @@
+#version 450
+// flashtile portable attention backward: no cooperative matrices, any Vulkan 1.2 device (lavapipe too). Three
+// passes, one module each (FT_BWD_PASS), recorded in this order with a barrier between them:
+//   0 preprocess: per (batch, head, row) lse2 = lse * log2(e) (+inf for a row that saw no key, so its P is 0) and
+//     Delta = rowsum(dO ∘ O), into the f32 workspace (lse2 [B, Hq, Sq], then Delta [B, Hq, Sq]).
+//   1 dK/dV: one workgroup per (key block of BLOCK_N keys, kv head, batch). K and V stay in shared memory; for every
+//     query head of the group and every query block that can see the keys: load Q and dO, recompute P and
+//     dS = P ∘ (dP − Delta) (compute_p_ds), accumulate dV += Pᵀ·dO and dK += dSᵀ·Q in registers; write both once.
+//   2 dQ: one workgroup per (query block of BLOCK_M rows, head, batch). Q and dO stay in shared memory; for every key
+//     block the rows can see: load K and V, recompute P and dS, accumulate dQ += dS·K; write dQ once.
+// Every gradient element is summed by one invocation in a fixed order: no atomics, so runs are bit-identical.
+// f32 math; f16/bf16/f32 storage as attn_common.glsl's modes. The host (backends/vulkan/backward.cpp) picks the
+// tiles and guarantees the per-thread counts below stay within MAX_OWN.
+#extension GL_GOOGLE_include_directive : require
+#define FT_OWN_ABI 1
+#include "attn_common.glsl"
+
+#ifndef FT_BWD_PASS
+#error "FT_BWD_PASS (0 preprocess, 1 dK/dV, 2 dQ) must be defined"
+#endif
+
+// ---- ABI (C++ mirror: BwdPushConstants and BwdBinding in backends/vulkan/backward.hpp) ----------------------------
+// Six tensor slots, 128 bytes: q, k, v, dO, and x, y, the pass's own: O for the preprocess, dK and dV for pass 1,
+// dQ for pass 2. Offsets and strides are in elements.
+layout(push_constant, std430) uniform BwdPushConstants {
+  uint q_off, k_off, v_off, do_off, x_off, y_off;
+  uint q_sb, q_ss, q_sh;
+  uint k_sb, k_ss, k_sh;
+  uint v_sb, v_ss, v_sh;
+  uint do_sb, do_ss, do_sh;
+  uint x_sb, x_ss, x_sh;
+  uint y_sb, y_ss, y_sh;
+  uint lse_off, ws_off;  // lse f32 [B, Hq, Sq] contiguous; the workspace's first float
+  uint B, Sq, Sk, Hq, Hkv;
+  float scale_log2;      // softmax scale * log2(e)
+} pc;
+
+layout(set = 0, binding = 0, std430) readonly buffer BufQ { FT_ELEM q_data[]; };
+layout(set = 0, binding = 1, std430) readonly buffer BufK { FT_ELEM k_data[]; };
+layout(set = 0, binding = 2, std430) readonly buffer BufV { FT_ELEM v_data[]; };
+layout(set = 0, binding = 3, std430) readonly buffer BufO { FT_ELEM o_data[]; };
+layout(set = 0, binding = 4, std430) readonly buffer BufDO { FT_ELEM do_data[]; };
+layout(set = 0, binding = 5, std430) readonly buffer BufLse { float lse_data[]; };
+layout(set = 0, binding = 6, std430) buffer BufWs { float ws_data[]; };
+layout(set = 0, binding = 7, std430) writeonly buffer BufDQ { FT_ELEM dq_data[]; };
+layout(set = 0, binding = 8, std430) writeonly buffer BufDK { FT_ELEM dk_data[]; };
+layout(set = 0, binding = 9, std430) writeonly buffer BufDV { FT_ELEM dv_data[]; };
+
+// Four consecutive elements from element i (the packed mode's host keeps i even) and two stored at i.
+#if defined(FT_STORAGE_PACKED)
+#define FT_LD2(buf, i) ft_unpack2(buf[(i) >> 1])
+#define FT_ST2(buf, i, val) buf[(i) >> 1] = ft_pack2(val)
+#elif defined(FT_STORAGE_F32)
+#define FT_LD2(buf, i) vec2(buf[i], buf[(i) + 1u])
+#define FT_ST2(buf, i, val) { buf[i] = (val).x; buf[(i) + 1u] = (val).y; }
+#else
+#define FT_LD2(buf, i) vec2(FT_LOAD_SCALAR(buf, i), FT_LOAD_SCALAR(buf, (i) + 1u))
+#define FT_ST2(buf, i, val) { buf[i] = FT_ELEM(ft_float_to_bits((val).x)); buf[(i) + 1u] = FT_ELEM(ft_float_to_bits((val).y)); }
+#endif
+#define FT_LD4(buf, i) vec4(FT_LD2(buf, i), FT_LD2(buf, (i) + 2u))
+
+const float FT_LOG2E = 1.44269504088896340736;
+#define FT_POS_INF uintBitsToFloat(0x7f800000u)
+
+// Workspace: lse2 then Delta, each [B, Hq, Sq].
+uint ws_row(uint b, uint h, uint row) { return pc.ws_off + (b * pc.Hq + h) * pc.Sq + row; }
+uint ws_delta(uint b, uint h, uint row) { return ws_row(b, h, row) + pc.B * pc.Hq * pc.Sq; }
+
+#if FT_BWD_PASS == 0
+// ---- Preprocess: one invocation per row ---------------------------------------------------------------------------
+void main() {
+  const uint row = gl_WorkGroupID.x * WG_SIZE + gl_LocalInvocationID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  if (row >= pc.Sq) return;
+  const uint o = pc.x_off + b * pc.x_sb + row * pc.x_ss + h * pc.x_sh;
+  const uint d = pc.do_off + b * pc.do_sb + row * pc.do_ss + h * pc.do_sh;
+  float delta = 0.0;
+  for (uint c = 0u; c < HEAD_DIM; c += 4u) delta += dot(FT_LD4(o_data, o + c), FT_LD4(do_data, d + c));
+  const float lse = lse_data[pc.lse_off + (b * pc.Hq + h) * pc.Sq + row];
+  ws_data[ws_row(b, h, row)] = lse == FT_NEG_INF ? FT_POS_INF : lse * FT_LOG2E;
+  ws_data[ws_delta(b, h, row)] = delta;
+}
+#else
+// ---- Passes 1 and 2: tiles in shared memory ---------------------------------------------------------------------
+const uint D4 = HEAD_DIM / 4u;  // vec4 columns (head dims are multiples of 8)
+const uint TS = D4 + 1u;        // padded tile row stride, in vec4
+const uint PS = BLOCK_N + 1u;   // padded P / dS row stride, in floats
+const uint MAX_OWN = 8u;        // register array bound: the host keeps every per-thread count below within it
+const uint N_SCORES = (BLOCK_M * BLOCK_N + WG_SIZE - 1u) / WG_SIZE;  // P / dS entries per thread
+
+shared vec4 sh_q[BLOCK_M * TS];
+shared vec4 sh_do[BLOCK_M * TS];
+shared vec4 sh_k[BLOCK_N * TS];
+shared vec4 sh_v[BLOCK_N * TS];
+shared float sh_p[BLOCK_M * PS];
+shared float sh_ds[BLOCK_M * PS];
+shared float sh_lse2[BLOCK_M];
+shared float sh_delta[BLOCK_M];
+
+// Rows [m0, m0 + BLOCK_M) of Q and dO of head h, with their lse2 and Delta; rows past Sq are 0 with lse2 +inf.
+void load_q_do(uint b, uint h, uint m0) {
+  const uint n = (BLOCK_M * D4 + WG_SIZE - 1u) / WG_SIZE;
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4, row = m0 + r;
+    if (i >= n || idx >= BLOCK_M * D4) continue;
+    vec4 q = vec4(0.0), dout = vec4(0.0);
+    if (row < pc.Sq) {
+      q = FT_LD4(q_data, pc.q_off + b * pc.q_sb + row * pc.q_ss + h * pc.q_sh + 4u * c4);
+      dout = FT_LD4(do_data, pc.do_off + b * pc.do_sb + row * pc.do_ss + h * pc.do_sh + 4u * c4);
+    }
+    sh_q[r * TS + c4] = q;
+    sh_do[r * TS + c4] = dout;
+  }
+  for (uint r = gl_LocalInvocationID.x; r < BLOCK_M; r += WG_SIZE) {
+    const uint row = m0 + r;
+    sh_lse2[r] = row < pc.Sq ? ws_data[ws_row(b, h, row)] : FT_POS_INF;
+    sh_delta[r] = row < pc.Sq ? ws_data[ws_delta(b, h, row)] : 0.0;
+  }
+}
+
+// Keys [n0, n0 + BLOCK_N) of K and V of kv head hk; keys past Sk are 0.
+void load_k_v(uint b, uint hk, uint n0) {
+  const uint n = (BLOCK_N * D4 + WG_SIZE - 1u) / WG_SIZE;
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4, key = n0 + j;
+    if (i >= n || idx >= BLOCK_N * D4) continue;
+    vec4 k = vec4(0.0), v = vec4(0.0);
+    if (key < pc.Sk) {
+      k = FT_LD4(k_data, pc.k_off + b * pc.k_sb + key * pc.k_ss + hk * pc.k_sh + 4u * c4);
+      v = FT_LD4(v_data, pc.v_off + b * pc.v_sb + key * pc.v_ss + hk * pc.v_sh + 4u * c4);
+    }
+    sh_k[j * TS + c4] = k;
+    sh_v[j * TS + c4] = v;
+  }
+}
+
+// From the tiles in shared memory: P = exp2(S·scale_log2 − lse2) and dS = P ∘ (dO·Vᵀ − Delta) for rows m0.. and keys
+// n0..; entries masked (past Sq or Sk, or causal, bottom-right aligned) are 0.
+void compute_p_ds(uint m0, uint n0) {
+  float s[MAX_OWN], dp[MAX_OWN];
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) s[i] = dp[i] = 0.0;
+  // Two vec4 columns an iteration: llvmpipe counts loop iterations (backward.cpp's loop budget).
+  for (uint c4 = 0u; c4 < D4; c4 += 2u) {
+    [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+      const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / BLOCK_N, j = idx % BLOCK_N;
+      if (i >= N_SCORES || idx >= BLOCK_M * BLOCK_N) continue;
+      [[unroll]] for (uint u = 0u; u < 2u; ++u) {
+        s[i] += dot(sh_q[r * TS + c4 + u], sh_k[j * TS + c4 + u]);
+        dp[i] += dot(sh_do[r * TS + c4 + u], sh_v[j * TS + c4 + u]);
+      }
+    }
+  }
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / BLOCK_N, j = idx % BLOCK_N;
+    if (i >= N_SCORES || idx >= BLOCK_M * BLOCK_N) continue;
+    const uint row = m0 + r, key = n0 + j;
+    bool visible = row < pc.Sq && key < pc.Sk;
+    if (CAUSAL != 0u) visible = visible && int(key) < int(row) + int(pc.Sk) - int(pc.Sq) + 1;
+    const float p = visible ? exp2(s[i] * pc.scale_log2 - sh_lse2[r]) : 0.0;
+    sh_p[r * PS + j] = p;
+    sh_ds[r * PS + j] = visible ? p * (dp[i] - sh_delta[r]) : 0.0;
+  }
+}
+
+#if FT_BWD_PASS == 1
+// ---- dK/dV: this thread owns vec4 column c4 of key j for idx = tid + i * WG_SIZE < BLOCK_N * D4 ------------------
+const uint N_OWN = (BLOCK_N * D4 + WG_SIZE - 1u) / WG_SIZE;
+
+void accumulate_dk_dv(inout vec4 dk[MAX_OWN], inout vec4 dv[MAX_OWN]) {
+  for (uint r = 0u; r < BLOCK_M; r += 2u) {
+    [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+      const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4;
+      if (i >= N_OWN || idx >= BLOCK_N * D4) continue;
+      [[unroll]] for (uint u = 0u; u < 2u; ++u) {
+        dv[i] += sh_p[(r + u) * PS + j] * sh_do[(r + u) * TS + c4];
+        dk[i] += sh_ds[(r + u) * PS + j] * sh_q[(r + u) * TS + c4];
+      }
+    }
+  }
+}
+
+void main() {
+  const uint n0 = gl_WorkGroupID.x * BLOCK_N, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  const uint group = pc.Hq / pc.Hkv;
+  load_k_v(b, hk, n0);
+  vec4 dk[MAX_OWN], dv[MAX_OWN];
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dk[i] = dv[i] = vec4(0.0);
+  // Causal: rows before n0 + Sq − Sk see none of these keys, so their blocks are skipped.
+  uint m_begin = 0u;
+  if (CAUSAL != 0u) m_begin = uint(clamp(int(n0) + int(pc.Sq) - int(pc.Sk), 0, int(pc.Sq))) / BLOCK_M * BLOCK_M;
+  for (uint g = 0u; g < group; ++g) {
+    const uint h = hk * group + g;
+    for (uint m0 = m_begin; m0 < pc.Sq; m0 += BLOCK_M) {
+      barrier();  // the previous block's accumulation is done with the Q, dO, P and dS tiles
+      load_q_do(b, h, m0);
+      barrier();  // (the first time: K and V stored too)
+      compute_p_ds(m0, n0);
+      barrier();
+      accumulate_dk_dv(dk, dv);
+    }
+  }
+  // dK = scale · Σ dSᵀ·Q (P was formed in the log2 domain; the gradient takes the plain scale).
+  const float scale = pc.scale_log2 / FT_LOG2E;
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4, key = n0 + j;
+    if (i >= N_OWN || idx >= BLOCK_N * D4 || key >= pc.Sk) continue;
+    const uint ek = pc.x_off + b * pc.x_sb + key * pc.x_ss + hk * pc.x_sh + 4u * c4;
+    const uint ev = pc.y_off + b * pc.y_sb + key * pc.y_ss + hk * pc.y_sh + 4u * c4;
+    const vec4 k = dk[i] * scale;
+    FT_ST2(dk_data, ek, k.xy);
+    FT_ST2(dk_data, ek + 2u, k.zw);
+    FT_ST2(dv_data, ev, dv[i].xy);
+    FT_ST2(dv_data, ev + 2u, dv[i].zw);
+  }
+}
+
+#else
+// ---- dQ: this thread owns vec4 column c4 of row r for idx = tid + i * WG_SIZE < BLOCK_M * D4 ---------------------
+const uint N_OWN = (BLOCK_M * D4 + WG_SIZE - 1u) / WG_SIZE;
+
+void accumulate_dq(inout vec4 dq[MAX_OWN]) {
+  for (uint j = 0u; j < BLOCK_N; j += 2u) {
+    [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+      const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4;
+      if (i >= N_OWN || idx >= BLOCK_M * D4) continue;
+      [[unroll]] for (uint u = 0u; u < 2u; ++u) dq[i] += sh_ds[r * PS + j + u] * sh_k[(j + u) * TS + c4];
+    }
+  }
+}
+
+void main() {
+  const uint m0 = gl_WorkGroupID.x * BLOCK_M, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  const uint hk = h / (pc.Hq / pc.Hkv);
+  load_q_do(b, h, m0);
+  vec4 dq[MAX_OWN];
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dq[i] = vec4(0.0);
+  // Causal: keys past the last row's diagonal are masked for the whole block, so those blocks are skipped.
+  uint n_end = pc.Sk;
+  if (CAUSAL != 0u) n_end = uint(clamp(int(min(m0 + BLOCK_M, pc.Sq)) + int(pc.Sk) - int(pc.Sq), 0, int(pc.Sk)));
+  for (uint n0 = 0u; n0 < n_end; n0 += BLOCK_N) {
+    barrier();  // the previous block's accumulation is done with the K, V, P and dS tiles
+    load_k_v(b, hk, n0);
+    barrier();  // (the first time: Q and dO stored too)
+    compute_p_ds(m0, n0);
+    barrier();
+    accumulate_dq(dq);
+  }
+  const float scale = pc.scale_log2 / FT_LOG2E;
+  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
+    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4, row = m0 + r;
+    if (i >= N_OWN || idx >= BLOCK_M * D4 || row >= pc.Sq) continue;
+    const uint e = pc.x_off + b * pc.x_sb + row * pc.x_ss + h * pc.x_sh + 4u * c4;
+    const vec4 q = dq[i] * scale;
+    FT_ST2(dq_data, e, q.xy);
+    FT_ST2(dq_data, e + 2u, q.zw);
+  }
+}
+#endif
+#endif
