@@ -149,6 +149,18 @@ void apply_variants(AttnArgs& a, const Options& options, const Tensor& q, std::i
   }
 }
 
+void require_streams(const Tensor& q, const Options& options) {
+  const Backend backend = q.storage()->device->info().backend;
+  if (options.cuda_stream && options.vk_command_buffer)
+    fail(ErrorCode::InvalidArgument, "options: set cuda_stream or vk_command_buffer, not both");
+  if (options.cuda_stream && backend != Backend::Cuda)
+    fail(ErrorCode::DeviceMismatch, "options.cuda_stream: given, but the tensors are on a " +
+                                        std::string(to_string(backend)) + " device");
+  if (options.vk_command_buffer && backend != Backend::Vulkan)
+    fail(ErrorCode::DeviceMismatch, "options.vk_command_buffer: given, but the tensors are on a " +
+                                        std::string(to_string(backend)) + " device");
+}
+
 }  // namespace rules
 
 using namespace rules;
@@ -175,15 +187,7 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (t && t->storage()->device != dev)
       fail(ErrorCode::DeviceMismatch, std::string(name) + ": is on device " + dev_name(*t) + " but q is on " +
                                           dev_name(q) + "; all tensors must be on one device");
-  const Backend backend = dev->info().backend;
-  if (options.cuda_stream && options.vk_command_buffer)
-    fail(ErrorCode::InvalidArgument, "options: set cuda_stream or vk_command_buffer, not both");
-  if (options.cuda_stream && backend != Backend::Cuda)
-    fail(ErrorCode::DeviceMismatch, "options.cuda_stream: given, but the tensors are on a " +
-                                        std::string(to_string(backend)) + " device");
-  if (options.vk_command_buffer && backend != Backend::Vulkan)
-    fail(ErrorCode::DeviceMismatch, "options.vk_command_buffer: given, but the tensors are on a " +
-                                        std::string(to_string(backend)) + " device");
+  require_streams(q, options);
 
   // Dtypes.
   if (q.dtype() == DType::I32)

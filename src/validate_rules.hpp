@@ -26,6 +26,8 @@ void require_indexable(const Tensor& t, const char* name);    // within the devi
 void require_same_device(const Tensor& t, const char* name, const Tensor& q);
 void require_dtype(const Tensor& t, const char* name, DType want, const char* whose);
 void require_shape(const Tensor& t, const char* name, const Shape& want, const char* whose);
+// A stream or command buffer only of the tensors' backend, and not both.
+void require_streams(const Tensor& q, const Options& options);
 // The variant options (window, softcap, ALiBi slopes, sinks) checked against a call of `batch` sequences and `heads_q`
 // query heads, and recorded in `a`; `outs` are the call's outputs, which the slopes and sinks may not overlap.
 void apply_variants(AttnArgs& a, const Options& options, const Tensor& q, std::int64_t batch, std::int64_t heads_q,

@@ -62,17 +62,6 @@ float resolve_scale(const Options& options, std::int64_t D) {
   return scale;
 }
 
-void require_streams(const Tensor& q, const Options& options) {
-  const Backend backend = q.storage()->device->info().backend;
-  if (options.cuda_stream && options.vk_command_buffer)
-    fail(ErrorCode::InvalidArgument, "options: set cuda_stream or vk_command_buffer, not both");
-  if (options.cuda_stream && backend != Backend::Cuda)
-    fail(ErrorCode::DeviceMismatch, "options.cuda_stream: given, but the tensors are on a " +
-                                        std::string(to_string(backend)) + " device");
-  if (options.vk_command_buffer && backend != Backend::Vulkan)
-    fail(ErrorCode::DeviceMismatch, "options.vk_command_buffer: given, but the tensors are on a " +
-                                        std::string(to_string(backend)) + " device");
-}
 
 }  // namespace
 

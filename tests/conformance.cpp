@@ -17,14 +17,6 @@ using namespace flashtile::testing;
 
 namespace {
 
-std::vector<Device> selected_devices() {
-  std::vector<Device> out;
-  const Backend b = config().backend;
-  for (const DeviceInfo& info : Device::list())
-    if (info.backend == b) out.push_back(Device::open(b, info.index));
-  return out;
-}
-
 // The device's paths the suite runs: every one, or --ft-path's alone.
 std::vector<Path> selected_paths(const Device& dev) {
   std::vector<Path> out;

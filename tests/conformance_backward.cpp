@@ -17,13 +17,6 @@ using namespace flashtile::testing;
 
 namespace {
 
-std::vector<Device> backend_devices() {
-  std::vector<Device> out;
-  for (const DeviceInfo& info : Device::list())
-    if (info.backend == config().backend) out.push_back(Device::open(info.backend, info.index));
-  return out;
-}
-
 // Writes logical values (contiguous order) into a tensor's view; the rest of its allocation keeps `fill`.
 void upload_values(const DevTensor& t, const std::vector<float>& values, std::byte fill) {
   std::vector<std::byte> img(t.base.extent_bytes(), fill);
@@ -148,7 +141,7 @@ std::string check_backward_case(const Device& dev, Path path, const cases::Case&
 // with "no backward kernel") is reported as skipped with its reason; a required case refused otherwise fails.
 void check_backward_list(const std::vector<std::pair<cases::Case, Inputs>>& list, const char* what,
                          std::uint64_t seed) {
-  const auto devices = backend_devices();
+  const auto devices = selected_devices();
   REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
   for (const Device& dev : devices)
     for (Path path : dev.info().paths) {
@@ -234,7 +227,7 @@ TEST_CASE("conformance backward: randomized cases") {
 // Options::deterministic: two runs give bit-identical dq, dk and dv (a long key range, so any dQ accumulation order
 // would show), and agree with the oracle.
 TEST_CASE("conformance backward: deterministic runs are bit-identical") {
-  for (const Device& dev : backend_devices())
+  for (const Device& dev : selected_devices())
     for (Path path : dev.info().paths) {
       if (config().path && *config().path != path) continue;
       for (bool causal : {false, true}) {
@@ -272,7 +265,7 @@ TEST_CASE("conformance backward: deterministic runs are bit-identical") {
 // The caller's workspace: plan_attention_backward says how much; a call given that much runs correctly, and the
 // result names the same amount.
 TEST_CASE("conformance backward: a caller-provided workspace") {
-  for (const Device& dev : backend_devices()) {
+  for (const Device& dev : selected_devices()) {
     const cases::Case c{1, 77, 130, 4, 2, 64, true, DType::F16};
     BwdProblem b = make_bwd_problem(dev, c, config().seed + 34000);
     Options opt = bwd_options(b, dev.info().paths.front(), false);

@@ -17,13 +17,6 @@ using namespace flashtile::testing;
 
 namespace {
 
-std::vector<Device> serving_devices() {
-  std::vector<Device> out;
-  for (const DeviceInfo& info : Device::list())
-    if (info.backend == config().backend) out.push_back(Device::open(info.backend, info.index));
-  return out;
-}
-
 Tensor upload_floats(const Device& dev, DType dt, const Shape& s, const std::vector<float>& values) {
   Tensor t = Tensor::empty(dev, dt, s);
   std::vector<std::byte> img(t.extent_bytes());
@@ -196,7 +189,7 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
 // Runs `list` on every path; a path that refuses every case with "no ... kernel on this path" is reported skipped.
 template <class Case, class Check>
 void run_serving(const std::vector<Case>& list, const char* what, std::uint64_t seed, Check check) {
-  const auto devices = serving_devices();
+  const auto devices = selected_devices();
   REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
   for (const Device& dev : devices)
     for (Path path : dev.info().paths) {

@@ -146,9 +146,8 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
 }
 
 void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list, const char* what, std::uint64_t seed) {
-  for (const DeviceInfo& info : Device::list()) {
-    if (info.backend != config().backend) continue;
-    const Device dev = Device::open(info.backend, info.index);
+  for (const Device& dev : selected_devices()) {
+    const DeviceInfo& info = dev.info();
     for (Path path : info.paths) {
       if (config().path && *config().path != path) continue;
       int ran = 0;

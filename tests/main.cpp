@@ -19,6 +19,12 @@ Config& config() {
   static Config c;
   return c;
 }
+std::vector<Device> selected_devices() {
+  std::vector<Device> out;
+  for (const DeviceInfo& info : Device::list())
+    if (info.backend == config().backend) out.push_back(Device::open(info.backend, info.index));
+  return out;
+}
 }  // namespace flashtile::testing
 
 int main(int argc, char** argv) {

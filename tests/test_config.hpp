@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace flashtile::testing {
 struct Config {
@@ -13,4 +14,6 @@ struct Config {
   std::uint64_t seed = 0;
 };
 Config& config();
+// The devices of the selected backend (--ft-backend), each suite's subjects.
+std::vector<Device> selected_devices();
 }  // namespace flashtile::testing
