@@ -270,11 +270,27 @@ def _vulkan_devices():
 
 @unittest.skipUnless(_vulkan_devices(), "no Vulkan device")
 class VulkanBackwardTest(unittest.TestCase):
-    def test_unsupported_names_the_reason(self):
-        (q, k, v, dout), _ = host_inputs("f16", (1, 4, 1, 64), (1, 4, 1, 64), 30)
+    """The portable path runs the backward; the cooperative-matrix paths, where a device has them, refuse it."""
+
+    def test_portable_matches_the_reference(self):
+        shape_q, shape_k = (1, 17, 2, 64), (1, 30, 1, 64)
+        (q, k, v, dout), vals = host_inputs("f16", shape_q, shape_k, 30)
+        out, lse = flashtile.attention(q, k, v, causal=True, return_lse=True, backend="vulkan")
+        grads = flashtile.attention_backward(q, k, v, out, lse, dout, causal=True, backend="vulkan",
+                                             path="vulkan_portable")
+        self.assertEqual(flashtile.last_result().path, "vulkan_portable")
+        refs = reference_backward(*vals, shape_q, shape_k, True)
+        for name, got, ref in zip(("dq", "dk", "dv"), grads, refs):
+            self.assertLessEqual(rel_error(ref, got.tolist()), GRAD_TOL["f16"], name)
+
+    def test_coopmat_paths_name_the_reason(self):
+        (q, k, v, dout), _ = host_inputs("f16", (1, 4, 1, 64), (1, 4, 1, 64), 31)
         out, lse = flashtile.attention(q, k, v, return_lse=True, backend="vulkan")
+        paths = [p for d in _vulkan_devices() for p in d.paths if p != "vulkan_portable"]
+        if not paths:
+            self.skipTest("no cooperative-matrix path on this Vulkan device")
         with self.assertRaises(flashtile.Unsupported) as ctx:
-            flashtile.attention_backward(q, k, v, out, lse, dout, backend="vulkan")
+            flashtile.attention_backward(q, k, v, out, lse, dout, backend="vulkan", path=paths[0])
         self.assertIn("backward", ctx.exception.message)
 
 
