@@ -149,6 +149,36 @@ void apply_variants(AttnArgs& a, const Options& options, const Tensor& q, std::i
   }
 }
 
+AttnArgs call_args(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
+                   std::int64_t batch, std::int64_t seqlen_q, std::int64_t seqlen_k, std::int64_t heads_q,
+                   std::int64_t heads_kv, std::int64_t head_dim, const Options& options) {
+  const float scale =
+      options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  if (!std::isfinite(scale)) fail(ErrorCode::InvalidArgument, "options.scale: must be finite, got " + std::to_string(scale));
+  AttnArgs a;
+  a.q = arg_of(q);
+  a.k = arg_of(k);
+  a.v = arg_of(v);
+  a.o = arg_of(out);
+  if (lse) {
+    a.lse = arg_of(*lse);
+    a.has_lse = true;
+  }
+  a.batch = batch;
+  a.seqlen_q = seqlen_q;
+  a.seqlen_k = seqlen_k;
+  a.heads_q = heads_q;
+  a.heads_kv = heads_kv;
+  a.head_dim = head_dim;
+  a.dtype = q.dtype();
+  a.scale = scale;
+  a.causal = options.causal;
+  a.cuda_stream = options.cuda_stream;
+  a.vk_command_buffer = options.vk_command_buffer;
+  a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
+  return a;
+}
+
 void require_streams(const Tensor& q, const Options& options) {
   const Backend backend = q.storage()->device->info().backend;
   if (options.cuda_stream && options.vk_command_buffer)
@@ -254,30 +284,7 @@ AttnArgs validate_attention(const Tensor& q, const Tensor& k, const Tensor& v, c
     for (const auto& [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
       if (overlaps(*lse, *t)) fail(ErrorCode::Aliasing, std::string("lse: overlaps ") + name + "'s memory");
 
-  float scale = options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  if (!std::isfinite(scale)) fail(ErrorCode::InvalidArgument, "options.scale: must be finite, got " + std::to_string(scale));
-
-  AttnArgs a;
-  a.q = arg_of(q);
-  a.k = arg_of(k);
-  a.v = arg_of(v);
-  a.o = arg_of(out);
-  if (lse) {
-    a.lse = arg_of(*lse);
-    a.has_lse = true;
-  }
-  a.batch = B;
-  a.seqlen_q = Sq;
-  a.seqlen_k = Sk;
-  a.heads_q = Hq;
-  a.heads_kv = Hkv;
-  a.head_dim = D;
-  a.dtype = q.dtype();
-  a.scale = scale;
-  a.causal = options.causal;
-  a.cuda_stream = options.cuda_stream;
-  a.vk_command_buffer = options.vk_command_buffer;
-  a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
+  AttnArgs a = call_args(q, k, v, out, lse, B, Sq, Sk, Hq, Hkv, D, options);
   std::vector<std::pair<const Tensor*, const char*>> outs = {{&out, "out"}};
   if (lse) outs.push_back({lse, "lse"});
   apply_variants(a, options, q, B, Hq, outs);

@@ -26,6 +26,11 @@ void require_indexable(const Tensor& t, const char* name);    // within the devi
 void require_same_device(const Tensor& t, const char* name, const Tensor& q);
 void require_dtype(const Tensor& t, const char* name, DType want, const char* whose);
 void require_shape(const Tensor& t, const char* name, const Shape& want, const char* whose);
+// The validated call as kernels see it: tensors, sizes, the scale (default 1/sqrt(head_dim), finite) and the plain
+// options. Layouts and variants are added by the caller.
+AttnArgs call_args(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor* lse,
+                   std::int64_t batch, std::int64_t seqlen_q, std::int64_t seqlen_k, std::int64_t heads_q,
+                   std::int64_t heads_kv, std::int64_t head_dim, const Options& options);
 // A stream or command buffer only of the tensors' backend, and not both.
 void require_streams(const Tensor& q, const Options& options);
 // The variant options (window, softcap, ALiBi slopes, sinks) checked against a call of `batch` sequences and `heads_q`

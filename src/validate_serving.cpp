@@ -56,11 +56,6 @@ void require_apart(const std::vector<std::pair<const Tensor*, const char*>>& out
         fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
 }
 
-float resolve_scale(const Options& options, std::int64_t D) {
-  const float scale = options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
-  if (!std::isfinite(scale)) fail(ErrorCode::InvalidArgument, "options.scale: must be finite, got " + std::to_string(scale));
-  return scale;
-}
 
 
 }  // namespace
@@ -189,24 +184,7 @@ AttnArgs validate_kvcache(const Tensor& q, const PagedKv& cache, const Tensor& o
     }
   }
 
-  AttnArgs a;
-  a.q = arg_of(q);
-  a.k = arg_of(cache.k_cache);
-  a.v = arg_of(cache.v_cache);
-  a.o = arg_of(out);
-  if (lse) a.lse = arg_of(*lse), a.has_lse = true;
-  a.batch = B;
-  a.seqlen_q = Sq;
-  a.seqlen_k = capacity;
-  a.heads_q = Hq;
-  a.heads_kv = Hkv;
-  a.head_dim = D;
-  a.dtype = q.dtype();
-  a.scale = resolve_scale(options, D);
-  a.causal = options.causal;
-  a.cuda_stream = options.cuda_stream;
-  a.vk_command_buffer = options.vk_command_buffer;
-  a.allow_reduced_precision = options.allow_reduced_precision_accumulation;
+  AttnArgs a = call_args(q, cache.k_cache, cache.v_cache, out, lse, B, Sq, capacity, Hq, Hkv, D, options);
   apply_variants(a, options, q, B, Hq, outs);
   PagedLayout pl;
   pl.block_table = arg_of(cache.block_table);
