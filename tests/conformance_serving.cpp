@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "common.hpp"
+#include "every_path.hpp"
 #include "test_config.hpp"
 
 #include <algorithm>
@@ -186,31 +187,13 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   return "";
 }
 
-// Runs `list` on every path; a path that refuses every case with "no ... kernel on this path" is reported skipped.
+// Runs `list` on every path; a path without the layout's kernels ("... kernel on this path") is reported skipped.
 template <class Case, class Check>
 void run_serving(const std::vector<Case>& list, const char* what, std::uint64_t seed, Check check) {
-  const auto devices = selected_devices();
-  REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
-  for (const Device& dev : devices)
-    for (Path path : dev.info().paths) {
-      if (config().path && *config().path != path) continue;
-      int ran = 0;
-      std::string none;
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        INFO("device ", dev.info().name, ", path ", to_string(path), ", ", what, " ", list[i].name(), ", seed ", seed + i);
-        const std::string refusal = check(dev, path, list[i], seed + i);
-        if (refusal.empty()) ++ran;
-        else if (refusal.find("kernel on this path") != std::string::npos) none = refusal;
-        else FAIL_CHECK("refused: ", refusal);
-      }
-      if (ran == 0 && !none.empty()) {
-        MESSAGE("skipped: ", to_string(path), " on ", dev.info().name, ": ", none);
-        continue;
-      }
-      std::printf("serving conformance (%s): %s / %s: %d of %zu cases ran\n", what, dev.info().name.c_str(),
-                  std::string(to_string(path)).c_str(), ran, list.size());
-      CHECK(ran == int(list.size()));
-    }
+  run_on_every_path(
+      list.size(), (std::string("serving conformance (") + what + ")").c_str(), "kernel on this path", seed,
+      [&](std::size_t i) { return list[i].name(); },
+      [&](const Device& dev, Path path, std::size_t i) { return check(dev, path, list[i], seed + i); });
 }
 
 struct VarlenCase {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "common.hpp"
+#include "every_path.hpp"
 #include "test_config.hpp"
 
 #include <cstdio>
@@ -146,29 +147,12 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
 }
 
 void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list, const char* what, std::uint64_t seed) {
-  for (const Device& dev : selected_devices()) {
-    const DeviceInfo& info = dev.info();
-    for (Path path : info.paths) {
-      if (config().path && *config().path != path) continue;
-      int ran = 0;
-      std::string none;
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto& [c, var] = list[i];
-        INFO("device ", info.name, ", path ", to_string(path), ", case ", c.name(), var.name(), ", seed ", seed + i);
-        const std::string refusal = check_variant(dev, path, c, var, seed + i);
-        if (refusal.empty()) ++ran;
-        else if (refusal.find("implements these variants yet") != std::string::npos) none = refusal;
-        else FAIL_CHECK("refused: ", refusal);
-      }
-      if (ran == 0 && !none.empty()) {
-        MESSAGE("skipped: ", to_string(path), " on ", info.name, ": ", none);
-        continue;
-      }
-      std::printf("variants (%s): %s / %s: %d of %zu cases ran\n", what, info.name.c_str(),
-                  std::string(to_string(path)).c_str(), ran, list.size());
-      CHECK(ran == int(list.size()));
-    }
-  }
+  run_on_every_path(
+      list.size(), (std::string("variants (") + what + ")").c_str(), "implements these variants yet", seed,
+      [&](std::size_t i) { return list[i].first.name() + list[i].second.name(); },
+      [&](const Device& dev, Path path, std::size_t i) {
+        return check_variant(dev, path, list[i].first, list[i].second, seed + i);
+      });
 }
 
 }  // namespace

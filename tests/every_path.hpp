@@ -1,0 +1,42 @@
+// Runs a suite's items on every path of the selected devices, for features some paths do not have yet.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include "test_config.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace flashtile::testing {
+
+// check(dev, path, i) runs item i on one path and returns "" (ran and was checked) or the refusal's reason. A path
+// refusing every item with a reason containing `absent` lacks the feature and is reported as skipped; any other
+// refusal fails, and every item must run. name(i) labels item i in failure messages.
+template <class Name, class Check>
+void run_on_every_path(std::size_t n, const char* what, const char* absent, std::uint64_t seed, Name name, Check check) {
+  const auto devices = selected_devices();
+  REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
+  for (const Device& dev : devices)
+    for (Path path : dev.info().paths) {
+      if (config().path && *config().path != path) continue;
+      int ran = 0;
+      std::string none;
+      for (std::size_t i = 0; i < n; ++i) {
+        INFO("device ", dev.info().name, ", path ", to_string(path), ", ", what, " ", name(i), ", seed ", seed + i);
+        const std::string refusal = check(dev, path, i);
+        if (refusal.empty()) ++ran;
+        else if (refusal.find(absent) != std::string::npos) none = refusal;
+        else FAIL_CHECK("refused: ", refusal);
+      }
+      if (ran == 0 && !none.empty()) {
+        MESSAGE("skipped: ", to_string(path), " on ", dev.info().name, ": ", none);
+        continue;
+      }
+      std::printf("%s: %s / %s: %d of %zu cases ran\n", what, dev.info().name.c_str(),
+                  std::string(to_string(path)).c_str(), ran, n);
+      CHECK(ran == int(n));
+    }
+}
+
+}  // namespace flashtile::testing
