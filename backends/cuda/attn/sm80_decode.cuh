@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __gr
   const int pr0 = rb * kDecodeRows + w * 16;
   const T* gq = static_cast<const T*>(p.q) + b * p.q_sb + std::int64_t(hk) * a.group * p.q_sh;
   load_rows_by(
-      sq, [&](int r) { return gq + (pr0 + r) / Sq * p.q_sh + (pr0 + r) % Sq * p.q_ss; }, a.rows - pr0, lane_id(), 32,
-      al);
+      sq, [&](int r) { return gq + (pr0 + r) / Sq * p.q_sh + (pr0 + r) % Sq * p.q_ss; }, gq, a.rows - pr0, lane_id(),
+      32, al);
 
   auto load_kv = [&](int j) {
     const std::int64_t n0 = std::int64_t(j) * kN;
@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __gr
     if constexpr (L == Layout::Paged) {
       load_kv_paged(sk[j % kDecodeStages], sv[j % kDecodeStages], gk, gv, p, bt, n0, valid, tid, nt, al);
     } else {
-      load_rows_by(sk[j % kDecodeStages], [&](int r) { return gk + (n0 + r) * p.k_ss; }, valid, tid, nt, al);
-      load_rows_by(sv[j % kDecodeStages], [&](int r) { return gv + (n0 + r) * p.v_ss; }, valid, tid, nt, al);
+      load_rows_by(sk[j % kDecodeStages], [&](int r) { return gk + (n0 + r) * p.k_ss; }, gk, valid, tid, nt, al);
+      load_rows_by(sv[j % kDecodeStages], [&](int r) { return gv + (n0 + r) * p.v_ss; }, gv, valid, tid, nt, al);
     }
   };
   if (t0 < t1) load_kv(t0);

@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kCombineRows * 32) combine_kernel(const __grid
 __global__ void __launch_bounds__(128) append_kernel(const __grid_constant__ FwdParams p) {
   const int t = blockIdx.x, b = blockIdx.y;
   const std::int64_t pos = std::int64_t(p.seqlens[b]) + t;
-  if (p.num_pages <= 0 || pos < 0 || pos >= p.seqlen_k) return;
+  if (pos < 0 || pos >= paged_capacity(p)) return;
   const PageSlot ps = page_slot(p, p.block_table + b * p.block_table_sb, pos);
   auto* k = static_cast<unsigned short*>(const_cast<void*>(p.k));
   auto* v = static_cast<unsigned short*>(const_cast<void*>(p.v));

@@ -17,6 +17,11 @@ __device__ __forceinline__ std::int64_t clamp64(std::int64_t x, std::int64_t lo,
   return x < lo ? lo : x > hi ? hi : x;
 }
 
+// Keys a paged sequence can hold: past them a key would index past its table row (0 without pages to point at).
+__device__ __forceinline__ std::int64_t paged_capacity(const FwdParams& p) {
+  return p.num_pages > 0 ? imin(p.seqlen_k, std::int64_t(p.pages_per_seq) * p.page_size) : 0;
+}
+
 // One sequence of a call: its query rows and keys, and where they start in packed (varlen) tensors.
 struct SeqSpan {
   std::int64_t sq, sk;        // query rows, keys
@@ -31,9 +36,7 @@ __device__ __forceinline__ SeqSpan seq_span(const FwdParams& p, int b) {
     const std::int64_t ke = clamp64(p.cu_seqlens_k[b + 1], ks, p.total_k);
     return {qe - qs, ke - ks, qs, ks};
   } else if constexpr (L == Layout::Paged) {
-    // Keys past the sequence's pages (seqlen_k is pages_per_seq * page_size) would index past its table row.
-    const std::int64_t sk =
-        p.num_pages > 0 ? clamp64(std::int64_t(p.seqlens[b]) + p.seqlen_new, 0, p.seqlen_k) : 0;
+    const std::int64_t sk = clamp64(std::int64_t(p.seqlens[b]) + p.seqlen_new, 0, paged_capacity(p));
     return {p.seqlen_q, sk, 0, 0};
   } else {
     return {p.seqlen_q, p.seqlen_k, 0, 0};
@@ -71,15 +74,16 @@ __device__ __forceinline__ void load_kv_paged(tile::st<T, N, C>& sk, tile::st<T,
   }
 }
 
-// Rows of a tile by a row-pointer function (rows >= valid zero-filled), nt threads: the decode kernel's Q gather and
-// K/V tiles of dense or varlen operands.
+// Rows of a tile by a row-pointer function (rows >= valid zero-filled, their source the in-bounds `base`), nt
+// threads: the decode kernel's Q gather and its dense K/V tiles.
 template <typename T, int R, int C, class RowPtr>
-__device__ __forceinline__ void load_rows_by(tile::st<T, R, C>& s, RowPtr row, int valid, int tid, int nt, bool al) {
+__device__ __forceinline__ void load_rows_by(tile::st<T, R, C>& s, RowPtr row, const T* base, int valid, int tid, int nt,
+                                             bool al) {
   constexpr int kChunksPerRow = C / 8;
   for (int idx = tid; idx < R * kChunksPerRow; idx += nt) {
     const int r = idx / kChunksPerRow, c = (idx % kChunksPerRow) * 8;
     const bool ok = r < valid;
-    tile::sm80::load_chunk(s, r, c, row(ok ? r : 0) + c, ok, al);
+    tile::sm80::load_chunk(s, r, c, ok ? row(r) + c : base, ok, al);
   }
 }
 
