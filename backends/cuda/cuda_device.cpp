@@ -155,7 +155,7 @@ class CudaDevice final : public DeviceImpl {
     std::vector<PathCheck> order;
     for (Path path : info_.paths) {
       PathCheck c{path, common, ""};
-      if (path == Path::CudaSm90) {
+      if (path == Path::CudaSm90) {  // sm90_fwd_supports refuses the serving layouts itself
         if (c.why_not.empty()) c.why_not = cuda::sm90_fwd_supports(p);
         if (c.why_not.empty()) c.kernel = cuda::sm90_fwd_name(p);
       } else {
@@ -174,7 +174,7 @@ class CudaDevice final : public DeviceImpl {
     if (g.has_workspace && (g.workspace.buf.handle + g.workspace.buf.offset) % kWorkspaceAlign != 0)
       throw Error(ErrorCode::InvalidArgument,
                   "options.workspace: must start at a " + std::to_string(kWorkspaceAlign) + "-byte aligned address");
-    const std::string common = common_why_not(g.fwd);
+    const std::string common = g.fwd.paged || g.fwd.varlen ? layout_why_not(g.fwd) : common_why_not(g.fwd);
     std::vector<PathCheck> order;
     for (Path path : info_.paths) {
       PathCheck c{path, common, ""};
@@ -226,12 +226,25 @@ class CudaDevice final : public DeviceImpl {
     const bool own = args.cuda_stream == nullptr;
     p.stream = own ? own_stream() : args.cuda_stream;
     cudaGetLastError();  // clear any earlier non-sticky error so the check below names ours
-    if (plan.path == Path::CudaSm90)
-      cuda::sm90_fwd_launch(p);
-    else if (plan.path == Path::CudaSm80)
-      cuda::sm80_fwd_launch(p);
-    else
-      throw Error(ErrorCode::Unsupported, "cuda: path " + std::string(to_string(plan.path)) + " is not a CUDA path");
+    auto stream = static_cast<cudaStream_t>(p.stream);
+    // sm80's split-KV decode scratch, stream-ordered from the device's pool as the backward's (no host sync).
+    void* pooled = nullptr;
+    if (const std::size_t ws = plan.path == Path::CudaSm80 ? cuda::sm80_fwd_workspace(p) : 0; ws > 0) {
+      check(cudaMallocAsync(&pooled, ws, stream), "cuda forward workspace");
+      p.workspace = pooled;
+    }
+    try {
+      if (plan.path == Path::CudaSm90)
+        cuda::sm90_fwd_launch(p);
+      else if (plan.path == Path::CudaSm80)
+        cuda::sm80_fwd_launch(p);
+      else
+        throw Error(ErrorCode::Unsupported, "cuda: path " + std::string(to_string(plan.path)) + " is not a CUDA path");
+    } catch (...) {
+      if (pooled) cudaFreeAsync(pooled, stream);
+      throw;
+    }
+    if (pooled) check(cudaFreeAsync(pooled, stream), "cuda forward workspace");
     check(cudaGetLastError(), ("cuda launch " + plan.kernel).c_str());
     if (own) check(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)), ("cuda run " + plan.kernel).c_str());
   }
@@ -269,14 +282,16 @@ class CudaDevice final : public DeviceImpl {
     return stream_;
   }
 
+  // The serving layouts are each family's own question (sm80 runs them, sm90_fwd_supports refuses them).
   static std::string common_why_not(const AttnArgs& a) {
-    if (std::string why = layout_why_not(a); !why.empty()) return why;
     if (a.dtype == DType::F32) return "dtype f32 not supported on CUDA paths (f16 and bf16 only)";
     const std::pair<const char*, std::int64_t> sizes[] = {{"batch", a.batch},     {"seqlen_q", a.seqlen_q},
                                                           {"seqlen_k", a.seqlen_k}, {"heads_q", a.heads_q},
                                                           {"heads_kv", a.heads_kv}, {"head_dim", a.head_dim}};
     for (const auto& [name, v] : sizes)
       if (v > kMaxInt32) return std::string(name) + " " + std::to_string(v) + " exceeds int32 (kernel row index)";
+    if (a.paged && a.paged->num_pages > kMaxInt32)
+      return "num_pages " + std::to_string(a.paged->num_pages) + " exceeds int32 (kernel page index)";
     return "";
   }
 
@@ -301,6 +316,27 @@ class CudaDevice final : public DeviceImpl {
     p.stream = a.cuda_stream;
     p.num_sms = sms_;
     p.device_cc = cc_;
+    if (a.paged) {
+      const PagedLayout& pg = *a.paged;
+      p.layout = cuda::Layout::Paged;
+      p.block_table = static_cast<const std::int32_t*>(ptr(pg.block_table.buf));
+      p.block_table_sb = pg.block_table.strides[0];
+      p.seqlens = static_cast<const std::int32_t*>(ptr(pg.seqlens.buf));
+      p.page_size = i32(pg.page_size), p.num_pages = i32(pg.num_pages), p.pages_per_seq = i32(pg.pages_per_seq);
+      p.seqlen_new = i32(pg.seqlen_new);
+      if (pg.seqlen_new > 0) {
+        p.k_new = ptr(pg.k_new.buf);
+        p.v_new = ptr(pg.v_new.buf);
+        p.kn_sb = pg.k_new.strides[0], p.kn_ss = pg.k_new.strides[1], p.kn_sh = pg.k_new.strides[2];
+        p.vn_sb = pg.v_new.strides[0], p.vn_ss = pg.v_new.strides[1], p.vn_sh = pg.v_new.strides[2];
+      }
+    } else if (a.varlen) {
+      const VarlenLayout& vl = *a.varlen;
+      p.layout = cuda::Layout::Varlen;
+      p.cu_seqlens_q = static_cast<const std::int32_t*>(ptr(vl.cu_seqlens_q.buf));
+      p.cu_seqlens_k = static_cast<const std::int32_t*>(ptr(vl.cu_seqlens_k.buf));
+      p.total_q = i32(vl.total_q), p.total_k = i32(vl.total_k);
+    }
     return p;
   }
 

@@ -77,6 +77,8 @@ Outcome run_case(const Case& c, std::mt19937& rng) {
     std::printf("unsupported: %s\n", why.c_str());
     std::exit(3);
   }
+  dbuf ws(flashtile::cuda::sm80_fwd_workspace(p));  // short Sq takes the split-KV decode, which needs scratch
+  p.workspace = ws.p;
   flashtile::cuda::sm80_fwd_launch(p);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());

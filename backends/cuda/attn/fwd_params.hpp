@@ -2,12 +2,18 @@
 // family provides. Host-only header (no cuda.h): the stream is a void* holding a cudaStream_t.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace flashtile::cuda {
 
 enum class ElemType { F16, BF16 };
+
+// Where a call's rows live (src/backend.hpp's AttnArgs): dense [B, S, H, D]; a paged KV cache (k and v are
+// [num_pages, page_size, Hkv, D], key j of sequence b in page block_table[b, j / page_size]); packed varlen batches
+// (q, k, v, o are [1, total, H, D], sequence b's rows from cu_seqlens).
+enum class Layout { Dense, Paged, Varlen };
 
 struct FwdParams {
   const void* q = nullptr;
@@ -28,6 +34,29 @@ struct FwdParams {
   void* stream = nullptr;   // cudaStream_t
   int num_sms = 0;          // of the current device
   int device_cc = 0;        // compute capability, e.g. 90
+
+  Layout layout = Layout::Dense;
+  // Paged: k_sb / v_sb are the page strides, k_ss / v_ss the slot strides; seqlen_k is the capacity of a sequence
+  // (pages_per_seq * page_size). Sequence b holds seqlens[b] + seqlen_new keys. Tables are device memory, never read
+  // by the host: kernels clamp every index they take from them.
+  const std::int32_t* block_table = nullptr;  // i32 [B, pages_per_seq], row stride block_table_sb
+  std::int64_t block_table_sb = 0;
+  const std::int32_t* seqlens = nullptr;      // i32 [B]: keys in the cache before this call
+  int page_size = 0, num_pages = 0, pages_per_seq = 0;
+  // The append: k_new / v_new [B, seqlen_new, Hkv, D] are written to positions seqlens[b] .. + seqlen_new - 1 first.
+  const void* k_new = nullptr;
+  const void* v_new = nullptr;
+  std::int64_t kn_sb = 0, kn_ss = 0, kn_sh = 0;
+  std::int64_t vn_sb = 0, vn_ss = 0, vn_sh = 0;
+  int seqlen_new = 0;
+  // Varlen: seqlen_q / seqlen_k are the maxima (they size the grid); lse is [Hq, total_q].
+  const std::int32_t* cu_seqlens_q = nullptr;  // i32 [B + 1]
+  const std::int32_t* cu_seqlens_k = nullptr;
+  int total_q = 0, total_k = 0;
+
+  // Scratch of *_fwd_workspace(p) bytes, 256-byte aligned, given by the caller (the backend allocates it
+  // stream-ordered); null when that is 0.
+  void* workspace = nullptr;
 };
 
 // Each kernel family (sm80, sm90) implements these two in its own launch file. `supports` returns "" when the
@@ -36,6 +65,8 @@ struct FwdParams {
 // flashtile::Error(BackendFailure) on a launch error.
 std::string sm80_fwd_supports(const FwdParams& p);
 void sm80_fwd_launch(const FwdParams& p);
+// Bytes of p.workspace the sm80 launch needs (its split-KV decode partials), 0 when it needs none.
+std::size_t sm80_fwd_workspace(const FwdParams& p);
 std::string sm90_fwd_supports(const FwdParams& p);
 // ctas (tests): > 0 caps a persistent grid at this many CTAs, < 0 launches one CTA per tile, 0 the table's choice.
 void sm90_fwd_launch(const FwdParams& p, int ctas = 0);

@@ -32,6 +32,29 @@ bool dispatch(const FwdParams& p, F&& f) {
   }
 }
 
+// The forward's dispatch with the layout: f.template operator()<D, E, Causal, L>().
+template <class F>
+bool dispatch_layout(const FwdParams& p, F&& f) {
+  return dispatch(p, [&]<int D, ElemType E, bool C>() {
+    switch (p.layout) {
+      case Layout::Paged: f.template operator()<D, E, C, Layout::Paged>(); break;
+      case Layout::Varlen: f.template operator()<D, E, C, Layout::Varlen>(); break;
+      default: f.template operator()<D, E, C, Layout::Dense>(); break;
+    }
+  });
+}
+
+// The split-KV decode's dispatch (dense or paged; causality is a runtime mask there): f.template operator()<D, E, L>().
+template <class F>
+bool dispatch_decode(const FwdParams& p, F&& f) {
+  return dispatch(p, [&]<int D, ElemType E, bool>() {
+    if (p.layout == Layout::Paged)
+      f.template operator()<D, E, Layout::Paged>();
+    else
+      f.template operator()<D, E, Layout::Dense>();
+  });
+}
+
 inline std::string head_dim_list() {
   std::string s;
   for (int d : kHeadDims) s += (s.empty() ? "" : ", ") + std::to_string(d);

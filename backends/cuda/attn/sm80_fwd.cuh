@@ -2,9 +2,12 @@
 // 16 query rows each. K/V tiles stream through cp.async double buffering in XOR-swizzled shared memory;
 // S = Q·Kᵀ and O += P·V run on mma.sync m16n8k16 (f16/bf16 in, f32 accumulate); the softmax is online, in exp2 with
 // the scale folded in (scale_log2). Runs on sm_80 .. sm_90. Included only by the instantiation files.
+// Layout L (fwd_params.hpp) picks how a CTA finds its sequence: dense as before; varlen rows from cu_seqlens; paged
+// K/V rows through the block table (sm80_layout.cuh). Lengths, masks and causal alignment are per sequence.
 #pragma once
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm80_layout.cuh"
 #include "attn/sm80_traits.hpp"
 #include "tile/ops.cuh"
 #include "tile/sm80/ops_any.cuh"
@@ -31,9 +34,6 @@ struct KernelArgs {
   bool aligned16;  // sm80::aligned16(p): the cp.async / 32-bit-store path
 };
 
-__device__ __forceinline__ std::int64_t imin(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
-__device__ __forceinline__ std::int64_t imax(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
-
 // Shared memory of one CTA: the Q tile and kStages K and V tiles, in the framework's swizzled layout.
 template <int D, class T>
 struct Smem {
@@ -46,7 +46,7 @@ static_assert(sizeof(Smem<128, tile::bf16>) == Traits<128>::kSmemBytes && sizeof
               Traits<256>::kSmemBytes && sizeof(Smem<64, tile::bf16>) == Traits<64>::kSmemBytes,
               "Traits::kSmemBytes must match the shared tiles");
 
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, Layout L>
 __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_constant__ KernelArgs args) {
   using namespace tile;
   using Tr = Traits<D>;
@@ -63,14 +63,21 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
   const int m_tile = Causal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
   const int h = blockIdx.y, b = blockIdx.z;
   const int hk = h / (p.heads_q / p.heads_kv);  // GQA/MQA: a group of query heads shares one kv head
-  const std::int64_t Sq = p.seqlen_q, Sk = p.seqlen_k;
+  const SeqSpan seq = seq_span<L>(p, b);
+  const std::int64_t Sq = seq.sq, Sk = seq.sk;
   const std::int64_t q0 = std::int64_t(m_tile) * kM;
   const std::int64_t diag = Sk - Sq;  // bottom-right causal: row i sees keys j <= i + diag
+  if constexpr (L == Layout::Varlen) {
+    if (q0 >= Sq) return;  // the grid covers the longest sequence; whole CTA, before any barrier
+  }
 
-  const T* gq = static_cast<const T*>(p.q) + b * p.q_sb + h * p.q_sh + q0 * p.q_ss;
-  const T* gk = static_cast<const T*>(p.k) + b * p.k_sb + hk * p.k_sh;
-  const T* gv = static_cast<const T*>(p.v) + b * p.v_sb + hk * p.v_sh;
-  T* go = static_cast<T*>(p.o) + b * p.o_sb + h * p.o_sh;
+  // Varlen tensors are one packed batch ([1, total, H, D]); a paged cache's pages are not per batch.
+  const int bq = L == Layout::Varlen ? 0 : b, bk = L == Layout::Dense ? b : 0;
+  const T* gq = static_cast<const T*>(p.q) + bq * p.q_sb + h * p.q_sh + (seq.q_off + q0) * p.q_ss;
+  const T* gk = static_cast<const T*>(p.k) + bk * p.k_sb + hk * p.k_sh + seq.k_off * p.k_ss;
+  const T* gv = static_cast<const T*>(p.v) + bk * p.v_sb + hk * p.v_sh + seq.k_off * p.v_ss;
+  T* go = static_cast<T*>(p.o) + bq * p.o_sb + h * p.o_sh + seq.q_off * p.o_ss;
+  const std::int32_t* bt = L == Layout::Paged ? p.block_table + b * p.block_table_sb : nullptr;
 
   // Keys this tile needs: all, or (causal) up to the diagonal of its last valid row. Fully masked K tiles are
   // never loaded.
@@ -81,8 +88,12 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
   auto load_kv = [&](int j) {
     const std::int64_t n0 = std::int64_t(j) * kN;
     const int valid = int(imin(Sk - n0, kN));
-    tile::sm80::load_rows<kT>(sm.k[j % Tr::kStages], gk + n0 * p.k_ss, p.k_ss, valid, tid, al);
-    tile::sm80::load_rows<kT>(sm.v[j % Tr::kStages], gv + n0 * p.v_ss, p.v_ss, valid, tid, al);
+    if constexpr (L == Layout::Paged) {
+      load_kv_paged(sm.k[j % Tr::kStages], sm.v[j % Tr::kStages], gk, gv, p, bt, n0, valid, tid, kT, al);
+    } else {
+      tile::sm80::load_rows<kT>(sm.k[j % Tr::kStages], gk + n0 * p.k_ss, p.k_ss, valid, tid, al);
+      tile::sm80::load_rows<kT>(sm.v[j % Tr::kStages], gv + n0 * p.v_ss, p.v_ss, valid, tid, al);
+    }
   };
 
   tile::sm80::load_rows<kT>(sm.q, gq, p.q_ss, int(imin(Sq - q0, kM)), tid, al);
@@ -192,36 +203,38 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int r = (lane_id() >> 2) + hh * 8;
-      if (r < valid_rows)
-        p.lse[(std::int64_t(b) * p.heads_q + h) * Sq + row0 + r] =
-            l.v[0][hh] == 0.f ? kNegInf : (m.v[0][hh] + __log2f(l.v[0][hh])) * kLn2;
+      // Varlen: [Hq, total_q].
+      const std::int64_t at = L == Layout::Varlen ? std::int64_t(h) * p.total_q + seq.q_off + row0 + r
+                                                  : (std::int64_t(b) * p.heads_q + h) * Sq + row0 + r;
+      if (r < valid_rows) p.lse[at] = l.v[0][hh] == 0.f ? kNegInf : (m.v[0][hh] + __log2f(l.v[0][hh])) * kLn2;
     }
   }
 }
 
-// ---- host side of one instantiation (explicitly instantiated in sm80_fwd_d*.cu) -------------------------------------
-template <int D, ElemType E, bool Causal>
+// ---- host side of one instantiation (explicitly instantiated in sm80_fwd_d*.cu, sm80_serve_d*.cu) ----------------
+template <int D, ElemType E, bool Causal, Layout L>
 cudaError_t launch(const FwdParams& p) {
   using Tr = Traits<D>;
   constexpr int kSmem = int(Tr::kSmemBytes);
-  auto* kernel = fwd_kernel<D, E, Causal>;
+  auto* kernel = fwd_kernel<D, E, Causal, L>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); e != cudaSuccess)
     return e;
   const dim3 grid(unsigned((p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM), unsigned(p.heads_q), unsigned(p.batch));
+  if (grid.x == 0) return cudaSuccess;  // varlen with no query rows at all
   kernel<<<grid, Tr::kThreads, kSmem, static_cast<cudaStream_t>(p.stream)>>>(KernelArgs{p, aligned16(p)});
   return cudaGetLastError();
 }
 
 // Whether this build holds a binary the current device can load (cudaErrorInvalidDeviceFunction / NoKernelImage
 // otherwise).
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, Layout L>
 cudaError_t probe() {
   cudaFuncAttributes attr{};
-  return cudaFuncGetAttributes(&attr, fwd_kernel<D, E, Causal>);
+  return cudaFuncGetAttributes(&attr, fwd_kernel<D, E, Causal, L>);
 }
 
-#define FLASHTILE_SM80_INSTANTIATE(D, E, C)                                    \
-  template cudaError_t launch<D, ElemType::E, C>(const FwdParams&);            \
-  template cudaError_t probe<D, ElemType::E, C>();
+#define FLASHTILE_SM80_INSTANTIATE(D, E, C, L)                                \
+  template cudaError_t launch<D, ElemType::E, C, Layout::L>(const FwdParams&); \
+  template cudaError_t probe<D, ElemType::E, C, Layout::L>();
 
 }  // namespace flashtile::cuda::sm80

@@ -1,5 +1,7 @@
-// Launch layer of the sm80 family: maps the runtime flags (head dim, dtype, causal) to the template instantiations
-// compiled in sm80_fwd_d*.cu, and says in one line why a call cannot run here.
+// Launch layer of the sm80 family: maps the runtime flags (head dim, dtype, causal, layout) to the template
+// instantiations compiled in sm80_fwd_d*.cu (dense), sm80_serve_d*.cu (paged, varlen) and sm80_decode_d*.cu (split-KV
+// decode), and says in one line why a call cannot run here. A paged call with new keys appends them first, on the
+// same stream.
 #include "attn/fwd_params.hpp"
 #include "attn/sm80_dispatch.hpp"
 #include "attn/sm80_traits.hpp"
@@ -13,11 +15,19 @@
 namespace flashtile::cuda {
 
 namespace sm80 {
-// Defined in sm80_fwd.cuh, instantiated in sm80_fwd_d{64,128,256}.cu.
-template <int D, ElemType E, bool Causal>
+// Defined in sm80_fwd.cuh, instantiated in sm80_fwd_d{64,128,256}.cu and sm80_serve_d{64,128,256}.cu.
+template <int D, ElemType E, bool Causal, Layout L>
 cudaError_t launch(const FwdParams& p);
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, Layout L>
 cudaError_t probe();
+// Defined in sm80_decode.cuh, instantiated in sm80_decode_d{64,128,256}.cu.
+template <int D, ElemType E, Layout L>
+cudaError_t decode_launch(const FwdParams& p);
+template <int D, ElemType E, Layout L>
+cudaError_t decode_probe();
+// sm80_decode_common.cu.
+cudaError_t append_launch(const FwdParams& p);
+cudaError_t serve_probe();
 
 namespace {
 
@@ -34,7 +44,9 @@ std::size_t smem_for(int d) {
 
 std::string sm80_fwd_name(const FwdParams& p) {
   return "sm80_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (p.causal ? ",causal" : "") + (sm80::aligned16(p) ? "" : ",unaligned") + ">";
+         (p.causal ? ",causal" : "") + (p.layout == Layout::Paged ? ",paged" : p.layout == Layout::Varlen ? ",varlen" : "") +
+         (sm80::use_decode(p) ? ",splitkv" + std::to_string(sm80::decode_plan(p).splits) : "") +
+         (sm80::aligned16(p) ? "" : ",unaligned") + ">";
 }
 
 std::string sm80_fwd_supports(const FwdParams& p) {
@@ -52,8 +64,16 @@ std::string sm80_fwd_supports(const FwdParams& p) {
       std::size_t(optin) < smem_for(p.head_dim))
     return "head_dim " + std::to_string(p.head_dim) + " needs " + std::to_string(smem_for(p.head_dim) >> 10) +
            " KiB shared memory per block, device allows " + std::to_string(optin >> 10) + " KiB";
+  if (p.layout == Layout::Paged && (p.block_table == nullptr || p.seqlens == nullptr))
+    return "paged layout without its block table or sequence lengths";
+  if (p.layout == Layout::Varlen && (p.cu_seqlens_q == nullptr || p.cu_seqlens_k == nullptr))
+    return "varlen layout without its cu_seqlens";
   cudaError_t err = cudaSuccess;
-  dispatch(p, [&]<int D, ElemType E, bool C>() { err = probe<D, E, C>(); });
+  if (use_decode(p))
+    dispatch_decode(p, [&]<int D, ElemType E, Layout L>() { err = decode_probe<D, E, L>(); });
+  else
+    dispatch_layout(p, [&]<int D, ElemType E, bool C, Layout L>() { err = probe<D, E, C, L>(); });
+  if (err == cudaSuccess && p.layout != Layout::Dense) err = serve_probe();
   if (err != cudaSuccess) {
     cudaGetLastError();
     return "no sm80 kernel binary for " + cc + " in this build (" + cudaGetErrorName(err) +
@@ -62,9 +82,23 @@ std::string sm80_fwd_supports(const FwdParams& p) {
   return "";
 }
 
+std::size_t sm80_fwd_workspace(const FwdParams& p) { return sm80::use_decode(p) ? sm80::decode_plan(p).bytes : 0; }
+
 void sm80_fwd_launch(const FwdParams& p) {
+  using namespace sm80;
+  if (use_decode(p) && p.workspace == nullptr)
+    throw Error(ErrorCode::InvalidArgument, "sm80_fwd " + sm80_fwd_name(p) + ": needs a workspace of " +
+                                                std::to_string(sm80_fwd_workspace(p)) + " bytes (sm80_fwd_workspace)");
   cudaError_t err = cudaSuccess;
-  if (!sm80::dispatch(p, [&]<int D, ElemType E, bool C>() { err = sm80::launch<D, E, C>(p); }))
+  if (p.layout == Layout::Paged && p.seqlen_new > 0) err = append_launch(p);  // before any reader, same stream
+  bool known = false;
+  if (err == cudaSuccess && use_decode(p))
+    known = dispatch_decode(p, [&]<int D, ElemType E, Layout L>() { err = decode_launch<D, E, L>(p); });
+  else if (err == cudaSuccess)
+    known = dispatch_layout(p, [&]<int D, ElemType E, bool C, Layout L>() { err = launch<D, E, C, L>(p); });
+  else
+    known = true;
+  if (!known)
     throw Error(ErrorCode::Unsupported, "sm80_fwd: head_dim " + std::to_string(p.head_dim) + " not instantiated");
   if (err != cudaSuccess)
     throw Error(ErrorCode::BackendFailure,

@@ -5,6 +5,7 @@
 #include "attn/bwd_params.hpp"
 #include "attn/fwd_params.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -39,6 +40,58 @@ inline bool aligned16(std::initializer_list<const void*> ptrs, std::initializer_
 inline bool aligned16(const FwdParams& p) {
   return aligned16({p.q, p.k, p.v, p.o}, {p.q_sb, p.q_ss, p.q_sh, p.k_sb, p.k_ss, p.k_sh, p.v_sb, p.v_ss, p.v_sh,
                                           p.o_sb, p.o_ss, p.o_sh});
+}
+
+// ---- split-KV decode (sm80_decode.cuh) ------------------------------------------------------------------------
+// Dense or paged calls with at most kDecodeMaxSq query rows: a CTA takes one (batch, kv head) and a share of its keys,
+// its rows the group's query heads x query rows packed together (16 a warp, up to kDecodeRows), so each K/V tile is
+// read once for the whole group. Partials (O / l and the LSE in log2 units, f32) go to the workspace and a combine
+// kernel merges them exactly.
+inline constexpr int kDecodeMaxSq = 16;
+inline constexpr int kDecodeBlockN = 32;  // keys per tile: small tiles keep a one-warp CTA near 36 KiB (d128)
+inline constexpr int kDecodeStages = 2;
+inline constexpr int kDecodeMaxWarps = 4;
+inline constexpr int kDecodeRows = 16 * kDecodeMaxWarps;  // packed rows per CTA
+inline constexpr int kDecodeMaxSplits = 128;
+inline constexpr int kDecodeMinTiles = 2;                  // per split: amortizes the Q load and the partial's write
+inline constexpr std::size_t kDecodeSmemPerSm = 200 << 10;  // what the split count assumes an SM holds (H100/H200 227)
+inline constexpr int kCombineRows = 4;                     // rows per combine CTA (a warp each)
+
+inline std::size_t decode_smem(int d, int warps) {
+  return std::size_t(2 * kDecodeStages * kDecodeBlockN + 16 * warps) * std::size_t(d) * 2;
+}
+
+struct DecodePlan {
+  int group = 0, rows = 0;             // query heads per kv head; packed rows group * seqlen_q
+  int warps = 0, row_blocks = 0, splits = 0;
+  std::int64_t out_rows = 0;           // batch * heads_q * seqlen_q: one partial (O, LSE) per split each
+  std::size_t o_part_bytes = 0, bytes = 0;  // the workspace: O partials, then LSE partials
+};
+
+inline DecodePlan decode_plan(const FwdParams& p) {
+  DecodePlan d;
+  d.group = p.heads_q / (p.heads_kv > 0 ? p.heads_kv : 1);
+  d.rows = d.group * p.seqlen_q;
+  d.row_blocks = (d.rows + kDecodeRows - 1) / kDecodeRows;
+  d.warps = d.rows >= kDecodeRows ? kDecodeMaxWarps : (d.rows + 15) / 16;
+  if (d.warps < 1) d.warps = 1;
+  // Enough CTAs to fill every SM a few times over, no fewer than kDecodeMinTiles tiles a split.
+  const std::int64_t per_sm = std::max<std::int64_t>(1, std::min<std::int64_t>(8, std::int64_t(kDecodeSmemPerSm / decode_smem(p.head_dim, d.warps))));
+  const std::int64_t base = std::max<std::int64_t>(1, std::int64_t(p.batch) * p.heads_kv * d.row_blocks);
+  const std::int64_t tiles = (std::int64_t(p.seqlen_k) + kDecodeBlockN - 1) / kDecodeBlockN;
+  std::int64_t splits = (std::int64_t(p.num_sms) * per_sm + base - 1) / base;
+  splits = std::min<std::int64_t>({splits, (tiles + kDecodeMinTiles - 1) / kDecodeMinTiles, kDecodeMaxSplits});
+  d.splits = int(std::max<std::int64_t>(1, splits));
+  d.out_rows = std::int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  d.o_part_bytes = (std::size_t(d.splits) * std::size_t(d.out_rows) * std::size_t(p.head_dim) * 4 + 255) / 256 * 256;
+  d.bytes = d.o_part_bytes + std::size_t(d.splits) * std::size_t(d.out_rows) * 4;
+  return d;
+}
+
+// Whether a call takes the split-KV decode path (the grid's y is heads_kv x row blocks).
+inline bool use_decode(const FwdParams& p) {
+  return p.layout != Layout::Varlen && p.seqlen_q >= 1 && p.seqlen_q <= kDecodeMaxSq &&
+         std::int64_t(p.heads_kv) * decode_plan(p).row_blocks <= kMaxGridYZ;
 }
 
 // ---- backward ----------------------------------------------------------------------------------------------------

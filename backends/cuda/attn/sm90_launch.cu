@@ -27,6 +27,8 @@ FT_SM90_EXTERN(256)
 #undef FT_SM90_EXTERN
 
 std::string sm90_fwd_supports(const FwdParams& p) {
+  if (p.layout == Layout::Paged) return "no paged-KV kernel on this path yet";
+  if (p.layout == Layout::Varlen) return "no varlen kernel on this path yet";
   if (p.device_cc != 90) return "needs sm_90 (device is sm_" + std::to_string(p.device_cc) + ")";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "head_dim " + std::to_string(p.head_dim) + " not instantiated (64, 128, 256)";

@@ -6,6 +6,7 @@
 //        like load_async: rows >= valid_rows zero-filled. aligned16 (pointer 16-byte aligned, stride a multiple of
 //        8 elements): 16-byte cp.async (then cp_async_commit / cp_async_wait). Otherwise element-wise loads and plain
 //        shared stores into the same swizzled image (complete before the next __syncthreads).
+//   load_chunk(st, r, c, src, valid, aligned16)   one 16-byte chunk of load_rows (gathers: a source per row).
 //   store_rows(g, row_stride, t, valid_rows, aligned4)
 //        like store: rows >= valid_rows not written; 32-bit pair stores when aligned4, else 16-bit stores.
 //   load_vec<NT>(s, g, valid, tid)   float s[N] = g[0..N) by 4-byte cp.async, entries >= valid zero-filled.
@@ -22,6 +23,22 @@
 
 namespace flashtile::tile::sm80 {
 
+// One 16-byte chunk (row r, columns c .. c+7) of a shared tile from src; zero-filled when !valid (src not read).
+template <typename T, int R, int C>
+__device__ __forceinline__ void load_chunk(st<T, R, C>& s, int r, int c, const T* src, bool valid, bool aligned16) {
+  if (aligned16) {
+    cp_async_16(s.addr() + st<T, R, C>::byte_offset(r, c), src, valid);
+  } else {
+    std::uint32_t wds[4] = {0u, 0u, 0u, 0u};  // built in registers (a byte array would live in local memory)
+    if (valid) {
+      const unsigned short* s16 = reinterpret_cast<const unsigned short*>(src);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) wds[e / 2] |= std::uint32_t(__ldg(s16 + e)) << (16 * (e % 2));
+    }
+    *reinterpret_cast<uint4*>(s.ptr(r, c)) = make_uint4(wds[0], wds[1], wds[2], wds[3]);
+  }
+}
+
 template <int NT, typename T, int R, int C>
 __device__ __forceinline__ void load_rows(st<T, R, C>& s, const T* g, std::int64_t row_stride, int valid_rows, int tid,
                                           bool aligned16) {
@@ -33,18 +50,7 @@ __device__ __forceinline__ void load_rows(st<T, R, C>& s, const T* g, std::int64
     const int idx = tid + i * NT;
     const int r = idx / kChunksPerRow, c = (idx % kChunksPerRow) * 8;
     const bool valid = r < valid_rows;
-    const T* src = g + (valid ? static_cast<std::int64_t>(r) * row_stride + c : 0);
-    if (aligned16) {
-      cp_async_16(s.addr() + st<T, R, C>::byte_offset(r, c), src, valid);
-    } else {
-      std::uint32_t wds[4] = {0u, 0u, 0u, 0u};  // built in registers (a byte array would live in local memory)
-      if (valid) {
-        const unsigned short* s16 = reinterpret_cast<const unsigned short*>(src);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) wds[e / 2] |= std::uint32_t(__ldg(s16 + e)) << (16 * (e % 2));
-      }
-      *reinterpret_cast<uint4*>(s.ptr(r, c)) = make_uint4(wds[0], wds[1], wds[2], wds[3]);
-    }
+    load_chunk(s, r, c, g + (valid ? static_cast<std::int64_t>(r) * row_stride + c : 0), valid, aligned16);
   }
 }
 
