@@ -11,6 +11,7 @@
 //   FT_NO_WG_LAYOUT    do not declare `layout(local_size_x_id = 5) in;` here (the shader declares its own)
 //   FT_OWN_ABI         declare no push constants, buffers or functions that use them (the backward's shader has
 //                      its own: it keeps the specialization constants, storage types and conversions)
+//   FT_APPEND_PASS     the paged-KV append (attn_kv_append.comp): K and V writable, k_new and v_new bound (8, 9)
 // DTYPE (spec constant) says how 16-bit bits are converted: f16 (IEEE half) or bf16 (upper half of an f32).
 #ifndef FT_ATTN_COMMON_GLSL
 #define FT_ATTN_COMMON_GLSL
@@ -33,7 +34,10 @@ layout(constant_id = 4) const uint BLOCK_N = 64;      // keys per inner tile
 // id 5: WG_SIZE, the workgroup size, through local_size_x_id (read it as gl_WorkGroupSize.x).
 layout(constant_id = 6) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 31) const uint HEAD_GROUP = 0;   // causal rows-outer launches: pairs a group (ft_wg; 0 = all)
-// ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp).
+// Serving layouts ("Serving layouts" below): dense calls keep 0, so every layout branch folds away for them.
+layout(constant_id = 12) const uint LAYOUT = 0;       // FT_LAYOUT_DENSE, FT_LAYOUT_VARLEN or FT_LAYOUT_PAGED
+layout(constant_id = 13) const uint PAGE_SIZE = 16;   // paged: keys a page
+// ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp; 12, 13 above).
 // ids 16 and up: reserved for coopmat shapes (vk-coopmat):
 //   16 CM_M, 17 CM_N, 18 CM_K, 19 and up as coopmat_paths.cpp defines (declared in the coopmat shaders).
 #ifndef FT_NO_WG_LAYOUT
@@ -47,11 +51,15 @@ const uint FT_DTYPE_F32 = 2u;
 const uint FT_FLAG_WRITE_LSE = 1u;  // flags bit 0
 const uint FT_FLAG_REVERSE_ROWS = 2u;  // flags bit 1: row tiles in reverse order (causal: the longest rows first)
 const uint FT_FLAG_ROWS_OUTER = 4u;    // flags bit 2: the row tile is the launch order's slowest index (ft_wg)
+const uint FT_LAYOUT_DENSE = 0u;
+const uint FT_LAYOUT_VARLEN = 1u;  // packed q/k/v/o [1, total, H, D], rows through cu_seqlens
+const uint FT_LAYOUT_PAGED = 2u;   // k/v are a paged cache [num_pages, PAGE_SIZE, Hkv, D], keys through block_table
 const float FT_LN2 = 0.69314718055994530942;    // LSE: natural log = log2 domain * ln 2
 #define FT_NEG_INF uintBitsToFloat(0xff800000u)
 
 #ifndef FT_OWN_ABI
-// ---- Push constants (std430, 32-bit members, 100 bytes) -------------------------------------------------------
+// ---- Push constants (std430, 32-bit members, 124 bytes) -------------------------------------------------------
+// The append pass (FT_APPEND_PASS) reads q_* as k_new's offset and strides, o_* as v_new's.
 layout(push_constant, std430) uniform PushConstants {
   uint q_off, k_off, v_off, o_off, lse_off;  // element offsets of element 0 within the bound buffer
   uint q_sb, q_ss, q_sh;                     // strides in elements: batch, seq, head (head dim contiguous)
@@ -62,6 +70,10 @@ layout(push_constant, std430) uniform PushConstants {
   float scale_log2;                          // softmax scale * log2(e): shaders use exp2
   uint flags;                                // bit 0: write LSE; bits 1, 2: row order (below)
   uint n_splits;                             // split-KV: number of KV splits (1 = none)
+  // Serving layouts (0 for dense calls). table_off / lens_off: element offsets of the i32 tables (paged:
+  // block_table, seqlens; varlen: cu_seqlens_q, cu_seqlens_k); table_sb: block_table's row stride; q_rows / kv_rows:
+  // rows of the packed q and k/v (varlen), of the cache (paged: num_pages * PAGE_SIZE); s_new: keys appended (paged).
+  uint table_off, lens_off, table_sb, q_rows, kv_rows, s_new;
 } pc;
 #endif
 
@@ -75,12 +87,23 @@ layout(push_constant, std430) uniform PushConstants {
 #endif
 #ifndef FT_OWN_ABI
 layout(set = 0, binding = 0, std430) readonly buffer BufQ { FT_ELEM q_data[]; };
-layout(set = 0, binding = 1, std430) readonly buffer BufK { FT_ELEM k_data[]; };
-layout(set = 0, binding = 2, std430) readonly buffer BufV { FT_ELEM v_data[]; };
+#ifdef FT_APPEND_PASS
+#define FT_KV_ACCESS
+#else
+#define FT_KV_ACCESS readonly
+#endif
+layout(set = 0, binding = 1, std430) FT_KV_ACCESS buffer BufK { FT_ELEM k_data[]; };
+layout(set = 0, binding = 2, std430) FT_KV_ACCESS buffer BufV { FT_ELEM v_data[]; };
 layout(set = 0, binding = 3, std430) writeonly buffer BufO { FT_ELEM o_data[]; };
 layout(set = 0, binding = 4, std430) writeonly buffer BufLse { float lse_data[]; };
 layout(set = 0, binding = 5, std430) buffer BufScratch { float scratch_data[]; };  // split-KV partials
+layout(set = 0, binding = 6, std430) readonly buffer BufTable { int table_data[]; };  // block_table / cu_seqlens_q
+layout(set = 0, binding = 7, std430) readonly buffer BufLens { int lens_data[]; };    // seqlens / cu_seqlens_k
+#ifdef FT_APPEND_PASS
+layout(set = 0, binding = 8, std430) readonly buffer BufKNew { FT_ELEM k_new_data[]; };
+layout(set = 0, binding = 9, std430) readonly buffer BufVNew { FT_ELEM v_new_data[]; };
 #endif
+#endif  // FT_OWN_ABI
 
 // ---- dtype conversion helpers ------------------------------------------------------------------------------------
 // 16 raw bits -> float, by DTYPE (bf16: the bits are the upper half of an f32).
@@ -146,22 +169,70 @@ void store_o_elem(uint i, float x) {
 void store_o_pair(uint i, vec2 x) { store_o_elem(i, x.x); store_o_elem(i + 1u, x.y); }
 #endif
 
+// ---- Serving layouts -----------------------------------------------------------------------------------------------
+// A workgroup works on one sequence b (ft_seq_init(b) first): its query rows and keys, and where they start. Table
+// values come from the device and are never trusted: starts and lengths are clamped into the tensors and the grid
+// (pc.Sq, pc.Sk), page numbers into the cache, so a bad table gives wrong numbers, never an access out of range.
+struct FtSeq {
+  uint sq, sk;  // query rows, keys
+  uint q0, k0;  // varlen: the sequence's first row of q/o/lse, of k/v
+  uint table;   // paged: element index of block_table[b, 0]
+};
+FtSeq ft_seq;
+uint ft_pages() { return pc.kv_rows / PAGE_SIZE; }
+// Clamped table entry: uint in [lo, hi].
+uint ft_table_entry(int x, uint lo, uint hi) { return clamp(uint(max(x, 0)), lo, hi); }
+void ft_seq_init(uint b) {
+  if (LAYOUT == FT_LAYOUT_VARLEN) {
+    ft_seq.q0 = ft_table_entry(table_data[pc.table_off + b], 0u, pc.q_rows);
+    ft_seq.k0 = ft_table_entry(lens_data[pc.lens_off + b], 0u, pc.kv_rows);
+    ft_seq.sq = min(ft_table_entry(table_data[pc.table_off + b + 1u], ft_seq.q0, pc.q_rows) - ft_seq.q0, pc.Sq);
+    ft_seq.sk = min(ft_table_entry(lens_data[pc.lens_off + b + 1u], ft_seq.k0, pc.kv_rows) - ft_seq.k0, pc.Sk);
+  } else if (LAYOUT == FT_LAYOUT_PAGED) {
+    // pc.Sk = pages_per_seq * PAGE_SIZE bounds every key's table column; no pages at all: no keys.
+    ft_seq.sq = pc.Sq;
+    ft_seq.sk = ft_pages() == 0u ? 0u : min(ft_table_entry(lens_data[pc.lens_off + b], 0u, pc.Sk) + pc.s_new, pc.Sk);
+    ft_seq.table = pc.table_off + b * pc.table_sb;
+  }
+}
+uint ft_sq() { return LAYOUT == FT_LAYOUT_DENSE ? pc.Sq : ft_seq.sq; }
+uint ft_sk() { return LAYOUT == FT_LAYOUT_DENSE ? pc.Sk : ft_seq.sk; }
+// Paged: the cache page holding key `key` (< ft_sk()) of the current sequence.
+uint ft_page(uint key) { return ft_table_entry(table_data[ft_seq.table + key / PAGE_SIZE], 0u, ft_pages() - 1u); }
+
 // ---- Shared index math --------------------------------------------------------------------------------------------
-// Causal, bottom-right aligned: query row i sees keys j <= i + Sk - Sq. Returns the number of visible keys of row i
-// (0 .. Sk), as a signed int so rows before the diagonal's start give <= 0.
-int ft_causal_limit(uint row) { return int(row) + int(pc.Sk) - int(pc.Sq) + 1; }
+// Causal, bottom-right aligned: query row i sees keys j <= i + Sk - Sq (the sequence's lengths). Returns the number of
+// visible keys of row i (0 .. Sk), as a signed int so rows before the diagonal's start give <= 0.
+int ft_causal_limit(uint row) { return int(row) + int(ft_sk()) - int(ft_sq()) + 1; }
 uint ft_kv_head(uint h) { return h / (pc.Hq / pc.Hkv); }
-uint ft_q_base(uint b, uint row, uint h) { return pc.q_off + b * pc.q_sb + row * pc.q_ss + h * pc.q_sh; }
-uint ft_k_base(uint b, uint key, uint hk) { return pc.k_off + b * pc.k_sb + key * pc.k_ss + hk * pc.k_sh; }
-uint ft_v_base(uint b, uint key, uint hk) { return pc.v_off + b * pc.v_sb + key * pc.v_ss + hk * pc.v_sh; }
-uint ft_o_base(uint b, uint row, uint h) { return pc.o_off + b * pc.o_sb + row * pc.o_ss + h * pc.o_sh; }
+uint ft_q_base(uint b, uint row, uint h) {
+  if (LAYOUT == FT_LAYOUT_VARLEN) return pc.q_off + (ft_seq.q0 + row) * pc.q_ss + h * pc.q_sh;
+  return pc.q_off + b * pc.q_sb + row * pc.q_ss + h * pc.q_sh;
+}
+uint ft_k_base(uint b, uint key, uint hk) {
+  if (LAYOUT == FT_LAYOUT_VARLEN) return pc.k_off + (ft_seq.k0 + key) * pc.k_ss + hk * pc.k_sh;
+  if (LAYOUT == FT_LAYOUT_PAGED) return pc.k_off + ft_page(key) * pc.k_sb + (key % PAGE_SIZE) * pc.k_ss + hk * pc.k_sh;
+  return pc.k_off + b * pc.k_sb + key * pc.k_ss + hk * pc.k_sh;
+}
+uint ft_v_base(uint b, uint key, uint hk) {
+  if (LAYOUT == FT_LAYOUT_VARLEN) return pc.v_off + (ft_seq.k0 + key) * pc.v_ss + hk * pc.v_sh;
+  if (LAYOUT == FT_LAYOUT_PAGED) return pc.v_off + ft_page(key) * pc.v_sb + (key % PAGE_SIZE) * pc.v_ss + hk * pc.v_sh;
+  return pc.v_off + b * pc.v_sb + key * pc.v_ss + hk * pc.v_sh;
+}
+uint ft_o_base(uint b, uint row, uint h) {
+  if (LAYOUT == FT_LAYOUT_VARLEN) return pc.o_off + (ft_seq.q0 + row) * pc.o_ss + h * pc.o_sh;
+  return pc.o_off + b * pc.o_sb + row * pc.o_ss + h * pc.o_sh;
+}
 // A row's epilogue from its softmax sum l (log2-domain max m): a row that saw no key has l == 0 exactly (every P is
 // exp2(-inf)) and gives O = 0, LSE -inf. Tested as l == 0, not l > 0, so that NaN in l (NaN in q, k or v) stays NaN
 // in O and LSE instead of reading as "no key".
 float ft_inv_l(float l) { return l == 0.0 ? 0.0 : 1.0 / l; }
 float ft_lse2(float m, float l) { return l == 0.0 ? FT_NEG_INF : m + log2(l); }
-// LSE is f32 [B, Hq, Sq] contiguous.
-uint ft_lse_index(uint b, uint h, uint row) { return pc.lse_off + (b * pc.Hq + h) * pc.Sq + row; }
+// LSE is f32 [B, Hq, Sq] contiguous; varlen: [Hq, total_q].
+uint ft_lse_index(uint b, uint h, uint row) {
+  if (LAYOUT == FT_LAYOUT_VARLEN) return pc.lse_off + h * pc.q_rows + ft_seq.q0 + row;
+  return pc.lse_off + (b * pc.Hq + h) * pc.Sq + row;
+}
 
 // ---- Split-KV (n_splits > 1) -------------------------------------------------------------------------------------
 // Workgroup x index = row_tile * n_splits + split. Split s covers whole BLOCK_N key tiles [begin, end).
@@ -199,10 +270,10 @@ uint ft_row_tile() {
 }
 uint ft_split() { return ft_wg().x % pc.n_splits; }
 void ft_split_range(uint split, out uint kv_begin, out uint kv_end) {
-  uint n_tiles = (pc.Sk + BLOCK_N - 1u) / BLOCK_N;
+  uint n_tiles = (ft_sk() + BLOCK_N - 1u) / BLOCK_N;
   uint per = (n_tiles + pc.n_splits - 1u) / pc.n_splits;
-  kv_begin = min(split * per * BLOCK_N, pc.Sk);
-  kv_end = min((split + 1u) * per * BLOCK_N, pc.Sk);
+  kv_begin = min(split * per * BLOCK_N, ft_sk());
+  kv_end = min((split + 1u) * per * BLOCK_N, ft_sk());
 }
 uint ft_scratch_record(uint b, uint h, uint row, uint split) {
   return (((b * pc.Hq + h) * pc.Sq + row) * pc.n_splits + split) * (HEAD_DIM + 1u);

@@ -13,7 +13,8 @@
 //
 // Variants (compile-time defines, one module each): storage (FT_STORAGE_F32 / FT_STORAGE_PACKED / 16-bit
 // storage, see attn_common.glsl) x row reductions (FT_SUBGROUP: subgroupShuffleXor across the TPR threads of a
-// row; else through shared memory).
+// row; else through shared memory). Serving layouts (LAYOUT, attn_common.glsl): rows and keys through cu_seqlens or the
+// block table, with the sequence's own lengths.
 #extension GL_GOOGLE_include_directive : require
 #ifdef FT_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -52,7 +53,7 @@ void load_q() {
   for (uint idx = gl_LocalInvocationID.x; idx < BLOCK_M * DV4; idx += WG_SIZE) {
     uint r = idx / DV4, c4 = idx % DV4, row = g_m0 + r;
     vec4 x = vec4(0.0);
-    if (row < pc.Sq) {
+    if (row < ft_sq()) {
       uint base = ft_q_base(g_b, row, g_h) + 4u * c4;
       x = vec4(load_q_pair(base), load_q_pair(base + 2u)) * pc.scale_log2;
     }
@@ -110,7 +111,7 @@ void compute_scores(uint n0) {
     int limit = CAUSAL != 0u ? min(ft_causal_limit(row), int(g_kv_end)) : int(g_kv_end);
     [[unroll]] for (uint j = 0u; j < RN; ++j) {
       uint n = kg + j * KG;
-      bool visible = row < pc.Sq && int(n0 + n) < limit;
+      bool visible = row < ft_sq() && int(n0 + n) < limit;
       sh_s[r * SS + n] = visible ? acc[i * RN + j] : FT_NEG_INF;
     }
   }
@@ -185,7 +186,7 @@ void store_output(vec4 acc[MAX_ROWS], float m, float l) {
   float lse2 = ft_lse2(m, l_row);
   if (lane == 0u) sh_alpha[r] = ft_inv_l(l_row);
   uint row = g_m0 + r;
-  if (lane == 0u && row < pc.Sq) {
+  if (lane == 0u && row < ft_sq()) {
     if (pc.n_splits > 1u) {
       scratch_data[ft_scratch_record(g_b, g_h, row, ft_split()) + HEAD_DIM] = lse2;
     } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
@@ -196,7 +197,7 @@ void store_output(vec4 acc[MAX_ROWS], float m, float l) {
   uint c4 = gl_LocalInvocationID.x % D4, rg = gl_LocalInvocationID.x / D4;
   [[unroll]] for (uint i = 0u; i < ROWS_PV; ++i) {
     uint rr = rg + i * RG_PV, orow = g_m0 + rr;
-    if (orow >= pc.Sq || c4 >= DV4) continue;
+    if (orow >= ft_sq() || c4 >= DV4) continue;
     vec4 o = acc[i] * sh_alpha[rr];
     if (pc.n_splits > 1u) {
       uint rec = ft_scratch_record(g_b, g_h, orow, ft_split()) + 4u * c4;
@@ -214,13 +215,16 @@ void main() {
   g_b = ft_batch();
   g_h = ft_head();
   g_hk = ft_kv_head(g_h);
+  ft_seq_init(g_b);
   // Causal: the host sets FT_FLAG_REVERSE_ROWS, so ft_row_tile() starts the last row tiles (the most keys) first.
   uint row_tile = ft_row_tile();
   g_m0 = row_tile * BLOCK_M;
+  // Serving layouts: row tiles past a shorter sequence's rows have nothing to write (uniform: no barrier skipped).
+  if (LAYOUT != FT_LAYOUT_DENSE && g_m0 >= ft_sq()) return;
   ft_split_range(ft_split(), g_kv_begin, g_kv_end);
   // Causal: keys past the last row's diagonal are masked for the whole tile, so those tiles are skipped.
   uint kv_stop = g_kv_end;
-  if (CAUSAL != 0u) kv_stop = uint(clamp(ft_causal_limit(min(g_m0 + BLOCK_M, pc.Sq) - 1u), 0, int(g_kv_end)));
+  if (CAUSAL != 0u) kv_stop = uint(clamp(ft_causal_limit(min(g_m0 + BLOCK_M, ft_sq()) - 1u), 0, int(g_kv_end)));
 
   load_q();
   vec4 acc[MAX_ROWS];

@@ -1,12 +1,15 @@
 #version 450
 // Split-KV reduce pass, shared by every attention path: combines the n_splits partial records of each query row
 // (layout in attn_common.glsl) into O and LSE. Dispatch: x = Sq, y = Hq, z = B; threads stride over the head dim.
-// Same bindings, push constants and spec constants as the attention shaders (only HEAD_DIM, DTYPE, WG_SIZE used).
+// Same bindings, push constants and spec constants as the attention shaders (only HEAD_DIM, DTYPE, WG_SIZE and the
+// layout's used).
 #extension GL_GOOGLE_include_directive : require
 #include "attn_common.glsl"
 
 void main() {
   uint row = gl_WorkGroupID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+  ft_seq_init(b);
+  if (LAYOUT != FT_LAYOUT_DENSE && row >= ft_sq()) return;  // past a shorter sequence's rows: no record, no output
   // Largest split LSE (log2 domain), then weights 2^(lse_s - max) and their sum.
   float mx = FT_NEG_INF;
   for (uint s = 0u; s < pc.n_splits; ++s) mx = max(mx, scratch_data[ft_scratch_record(b, h, row, s) + HEAD_DIM]);

@@ -93,8 +93,11 @@ struct PagedCase {
   std::int64_t sq, s_new, hq, hkv, d, page;
   bool causal;
   DType dtype;
+  // The device gets a corrupt table row and length for the last sequence (out-of-range pages, a huge length): the
+  // kernels must clamp them (no access outside the cache) and the other sequences stay right.
+  bool corrupt_last = false;
   std::string name() const {
-    std::string s = std::string(to_string(dtype)) + " Sq" + std::to_string(sq) + " new" + std::to_string(s_new) +
+    std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " Sq" + std::to_string(sq) + " new" + std::to_string(s_new) +
                     " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" + std::to_string(d) + " page" +
                     std::to_string(page) + (causal ? " causal" : "") + " seqlens";
     for (auto x : seqlens) s += " " + std::to_string(x);
@@ -135,10 +138,16 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   }
   const std::vector<float> qv = random_values(rng, c.dtype, B * c.sq * c.hq * c.d);
   const Tensor q = upload_floats(dev, c.dtype, Shape::of(B, c.sq, c.hq, c.d), qv);
+  std::vector<std::int32_t> dev_table = table, dev_lens = c.seqlens;
+  if (c.corrupt_last) {
+    for (std::int64_t p = 0; p < pages_per_seq; ++p)
+      dev_table[std::size_t((B - 1) * pages_per_seq + p)] = p % 2 ? -7 : 1000003;
+    dev_lens.back() = 1 << 30;
+  }
   PagedKv cache{upload_floats(dev, c.dtype, Shape::of(P, c.page, c.hkv, c.d), kc),
                 upload_floats(dev, c.dtype, Shape::of(P, c.page, c.hkv, c.d), vc),
-                upload_ints(dev, Shape{2, {B, pages_per_seq, 0, 0}}, table),
-                upload_ints(dev, Shape{1, {B, 0, 0, 0}}, c.seqlens)};
+                upload_ints(dev, Shape{2, {B, pages_per_seq, 0, 0}}, dev_table),
+                upload_ints(dev, Shape{1, {B, 0, 0, 0}}, dev_lens)};
   Tensor kn, vn;
   if (c.s_new > 0) {
     kn = upload_floats(dev, c.dtype, Shape::of(B, c.s_new, c.hkv, c.d), knew);
@@ -159,7 +168,7 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   }
   const std::vector<float> got = out.read(), got_lse = lse.read();
   Errors err;
-  for (std::int64_t b = 0; b < B; ++b) {
+  for (std::int64_t b = 0; b < B - (c.corrupt_last ? 1 : 0); ++b) {
     const std::int64_t n = c.seqlens[std::size_t(b)] + c.s_new;
     const std::vector<float> qb(&qv[std::size_t(b * c.sq * c.hq * c.d)], &qv[std::size_t((b + 1) * c.sq * c.hq * c.d)]);
     const Dense ref = dense_reference(qb, keys[std::size_t(b)], vals[std::size_t(b)], c.sq, n, c.hq, c.hkv, c.d, c.causal);
@@ -171,7 +180,7 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   CHECK(err.rel() <= cases::out_tolerance(c.dtype));
   CHECK(err.lse <= cases::lse_tolerance(c.dtype));
   // The cache after an append: the new keys in their slots, every other slot as it was (NaN stays NaN).
-  if (c.s_new > 0) {
+  if (c.s_new > 0 && !c.corrupt_last) {
     const std::vector<float> after = download_all(cache.k_cache);
     std::int64_t wrong = 0;
     std::vector<float> want = kc;
@@ -201,8 +210,11 @@ struct VarlenCase {
   std::int64_t hq, hkv, d;
   bool causal;
   DType dtype;
+  // The device gets cu_seqlens whose last entries are out of range (q negative, k huge): clamped by the kernels, and
+  // the other sequences stay right.
+  bool corrupt_last = false;
   std::string name() const {
-    std::string s = std::string(to_string(dtype)) + " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" +
+    std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" +
                     std::to_string(d) + (causal ? " causal" : "") + " lengths";
     for (std::size_t i = 0; i < lq.size(); ++i) s += " " + std::to_string(lq[i]) + "x" + std::to_string(lk[i]);
     return s;
@@ -226,7 +238,9 @@ std::string check_varlen(const Device& dev, Path path, const VarlenCase& c, std:
   DevTensor out = contiguous(dev, c.dtype, q.shape()), lse = contiguous(dev, DType::F32, Shape{2, {c.hq, tq, 0, 0}});
   poison(out);
   poison(lse);
-  Varlen lens{upload_ints(dev, Shape{1, {B + 1, 0, 0, 0}}, cq), upload_ints(dev, Shape{1, {B + 1, 0, 0, 0}}, ck),
+  std::vector<std::int32_t> dev_cq = cq, dev_ck = ck;
+  if (c.corrupt_last) dev_cq.back() = -3, dev_ck.back() = 1 << 30;
+  Varlen lens{upload_ints(dev, Shape{1, {B + 1, 0, 0, 0}}, dev_cq), upload_ints(dev, Shape{1, {B + 1, 0, 0, 0}}, dev_ck),
               *std::max_element(c.lq.begin(), c.lq.end()), *std::max_element(c.lk.begin(), c.lk.end())};
   Options opt;
   opt.causal = c.causal;
@@ -241,7 +255,7 @@ std::string check_varlen(const Device& dev, Path path, const VarlenCase& c, std:
   const std::vector<float> got = out.read(), got_lse = lse.read();
   Errors err;
   const std::int64_t qrow = c.hq * c.d, krow = c.hkv * c.d;
-  for (std::int64_t b = 0; b < B; ++b) {
+  for (std::int64_t b = 0; b < B - (c.corrupt_last ? 1 : 0); ++b) {
     const auto slice = [](const std::vector<float>& x, std::int64_t from, std::int64_t n) {
       return std::vector<float>(x.begin() + from, x.begin() + from + n);
     };
@@ -284,4 +298,21 @@ TEST_CASE("conformance serving: packed variable-length batches") {
   list.push_back({{100, 7}, {30, 200}, 2, 2, 256, false, DType::F16});
   list.push_back({{257}, {257}, 4, 4, 64, false, DType::BF16});
   run_serving(list, "varlen", config().seed + 41000, check_varlen);
+}
+
+// Device-resident tables are not read back before a call (serving.hpp): a corrupt entry must give wrong numbers for its
+// sequence only, never an access outside the tensors. Backends whose tables the host checks (CPU) refuse such calls
+// before any work (tests/bad_input_serving.cpp), so they are skipped here.
+TEST_CASE("conformance serving: corrupt device tables stay inside the tensors") {
+  if (config().backend == Backend::Cpu) {
+    MESSAGE("skipped: the CPU backend checks its tables on the host");
+    return;
+  }
+  std::vector<PagedCase> paged;
+  paged.push_back({{40, 17, 100}, 2, 0, 4, 2, 64, 16, true, DType::F16, true});
+  paged.push_back({{40, 17, 100}, 1, 3, 4, 1, 64, 32, false, DType::BF16, true});  // the append, clamped too
+  run_serving(paged, "paged, corrupt table", config().seed + 42000, check_paged);
+  std::vector<VarlenCase> varlen;
+  varlen.push_back({{9, 30, 12}, {20, 45, 7}, 4, 2, 64, true, DType::F16, true});
+  run_serving(varlen, "varlen, corrupt cu_seqlens", config().seed + 43000, check_varlen);
 }

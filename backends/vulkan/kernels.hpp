@@ -112,6 +112,8 @@ struct ShaderVariant {
   // tensor-layout accesses (16-byte aligned), 1 for none.
   std::uint32_t align_elems = 1;
   bool split_kv = false;                     // honours n_splits > 1 (writes scratch records; reduce pass follows)
+  // Runs the serving layouts (AttnArgs::paged / varlen: spec id kSpecLayout); other entries pass those calls over.
+  bool serving_layouts = false;
   // Causal calls launch in longest-first order across heads (kFlagRowsOuter), where that won against the per-head
   // order (docs/PERFORMANCE.md, "Vulkan table choices").
   bool rows_outer = false;

@@ -180,6 +180,9 @@ ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg)
     v.shared_bytes = std::max(v.shared_bytes, portable_shared_bytes(d, t.block_m, t.block_n, t.wg));
   v.needs_subgroup_shuffle = sg;
   v.min_subgroup_size = sg ? t.wg / t.block_m : 0;  // a row's threads share one subgroup
+  // The serving layouts live in this shader only: it is every device's fallback (lavapipe's default), and one
+  // shader keeps their clamping in one place; the faster GPU shaders pass those calls over (call_reason).
+  v.serving_layouts = true;
   if (const std::uint32_t max_sq = t.max_sq) {
     v.call_check = [max_sq](const Caps&, const detail::AttnArgs& a) -> std::string {
       return a.seqlen_q > max_sq ? "seqlen_q > " + std::to_string(max_sq) + " (decode tiles)" : "";
@@ -252,6 +255,10 @@ std::string device_reason(const ShaderVariant& v, const Caps& caps) {
 std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::AttnArgs& a) {
   if (v.reduced_precision && !a.allow_reduced_precision)
     return "accumulates O in f16: needs Options::allow_reduced_precision_accumulation";
+  // Worded like detail::layout_why_not, so that callers (and tests) read it as "no kernel for this layout".
+  if ((a.paged || a.varlen) && !v.serving_layouts)
+    return std::string(a.paged ? "no paged-KV" : "no varlen") + " kernel on this path in " + v.kernel +
+           " (the tiled portable shader has one)";
   if (std::find(v.dtypes.begin(), v.dtypes.end(), a.dtype) == v.dtypes.end())
     return "dtype " + std::string(to_string(a.dtype)) + " not supported";
   if (std::find(v.head_dims.begin(), v.head_dims.end(), static_cast<std::uint32_t>(a.head_dim)) == v.head_dims.end())
@@ -261,7 +268,9 @@ std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::
       static_cast<std::uint64_t>(a.batch) > caps.max_workgroup_count[2])
     return "grid (" + std::to_string(row_tiles) + ", " + std::to_string(a.heads_q) + ", " + std::to_string(a.batch) +
            ") exceeds maxComputeWorkGroupCount";
-  for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o}) {
+  const bool append = a.paged && a.paged->seqlen_new > 0;
+  for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o, append ? &a.paged->k_new : &a.q,
+                                     append ? &a.paged->v_new : &a.q}) {
     if (v.align_elems <= 1) break;
     const std::uint64_t n = v.align_elems, esz = dtype_size(t->dtype);
     bool ok = (t->buf.offset / esz) % n == 0;

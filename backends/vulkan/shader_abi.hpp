@@ -15,7 +15,12 @@ enum Binding : std::uint32_t {
   kBindingO = 3,
   kBindingLse = 4,      // f32 [B, Hq, Sq] contiguous
   kBindingScratch = 5,  // f32 split-KV partials; a dummy buffer when unused
-  kBindingCount = 6,
+  // Serving layouts (dummy buffers for dense calls): i32 tables, and the append pass's new keys and values.
+  kBindingTable = 6,    // paged: block_table; varlen: cu_seqlens_q
+  kBindingLens = 7,     // paged: seqlens; varlen: cu_seqlens_k
+  kBindingKNew = 8,     // paged: k_new (attn_kv_append.comp only)
+  kBindingVNew = 9,     // paged: v_new
+  kBindingCount = 10,
 };
 
 // Specialization-constant ids: equal to the GLSL constant_id values.
@@ -33,6 +38,8 @@ enum SpecId : std::uint32_t {
   kSpecTileOTm = 9,  //   output rows per thread
   kSpecRgTpr = 10,   // attn_portable_rg.comp: lanes per row group
   kSpecRgPrefetch = 11,  //   next K/V tile through registers (1) or straight into shared memory (0)
+  kSpecLayout = 12,      // attn_common.glsl, serving layouts: ShaderLayout (0 dense: the layout code folds away)
+  kSpecPageSize = 13,    //   paged: keys a page
   // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,
@@ -59,6 +66,7 @@ inline constexpr std::uint32_t kCmRegSoftmaxProbe = 15;
 inline constexpr std::uint64_t kMaxIndex = 1ull << 32;
 
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
+enum ShaderLayout : std::uint32_t { kLayoutDense = 0, kLayoutVarlen = 1, kLayoutPaged = 2 };  // FT_LAYOUT_*
 
 inline constexpr std::uint32_t kFlagWriteLse = 1u;  // PushConstants::flags bit 0
 inline constexpr std::uint32_t kFlagReverseRows = 2u;  // bit 1: row tiles in reverse order (causal: long rows first)
@@ -75,8 +83,12 @@ struct PushConstants {
   float scale_log2;      // softmax scale * log2(e)
   std::uint32_t flags;   // kFlagWriteLse | kFlagReverseRows | kFlagRowsOuter
   std::uint32_t n_splits;  // split-KV splits (1 = none)
+  // Serving layouts (0 for dense calls): the i32 tables' element offsets (paged: block_table, seqlens; varlen:
+  // cu_seqlens_q, cu_seqlens_k), block_table's row stride, rows of the packed q and k/v (varlen) or of the cache
+  // (paged: num_pages * page_size), keys appended (paged). The append pass reads q_* as k_new's, o_* as v_new's.
+  std::uint32_t table_off, lens_off, table_sb, q_rows, kv_rows, s_new;
 };
-static_assert(sizeof(PushConstants) == 100, "PushConstants must match attn_common.glsl (std430)");
+static_assert(sizeof(PushConstants) == 124, "PushConstants must match attn_common.glsl (std430)");
 static_assert(sizeof(PushConstants) <= 128, "Vulkan guarantees only 128 bytes of push constants");
 static_assert(offsetof(PushConstants, q_off) == 0);
 static_assert(offsetof(PushConstants, lse_off) == 16);
@@ -90,6 +102,8 @@ static_assert(offsetof(PushConstants, Hkv) == 84);
 static_assert(offsetof(PushConstants, scale_log2) == 88);
 static_assert(offsetof(PushConstants, flags) == 92);
 static_assert(offsetof(PushConstants, n_splits) == 96);
+static_assert(offsetof(PushConstants, table_off) == 100);
+static_assert(offsetof(PushConstants, s_new) == 120);
 
 // Split-KV scratch: per (b, h, row, split) a record of head_dim + 1 floats (normalized partial output, then the
 // split's log2-domain LSE). Workgroup x = row_tile * n_splits + split.

@@ -15,6 +15,8 @@
 // dk, dv (and Options::workspace, when given) as its outputs.
 // State: flashtile binds its own compute pipeline, descriptor set 0 (or push descriptors) and push constants in
 // the caller's command buffer; compute bindings the caller made before the call must be bound again after it.
+// Paged calls with k_new / v_new also read those and write the caches (the append pass, ordered before the attention
+// by flashtile's barrier): the caller's "before" barriers cover them too (earlier reads of the caches: WAR).
 // Queue: submit on the device's queue family (the one given to Device::wrap_vulkan); calls recorded with split-KV
 // share one scratch buffer, so run them on one queue (flashtile orders them with a barrier).
 // Lifetime: the tensors' buffers must stay alive until the submission completes. Descriptors: with
@@ -51,6 +53,7 @@ constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
 constexpr std::uint32_t kReduceWg = 64;
+constexpr std::uint32_t kAppendWg = 64;
 
 const Path kPathOrder[] = {Path::VulkanCoopmat2, Path::VulkanCoopmat, Path::VulkanPortable};
 
@@ -69,6 +72,13 @@ const char* storage_suffix(DType d, bool packed) {
 
 std::uint32_t shader_dtype(DType d) {
   return d == DType::F16 ? kShaderF16 : d == DType::BF16 ? kShaderBF16 : kShaderF32;
+}
+
+// The serving layout's specialization constants; none for dense calls, whose pipelines stay exactly as they were.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> layout_spec(const detail::AttnArgs& a) {
+  if (a.varlen) return {{kSpecLayout, kLayoutVarlen}};
+  if (a.paged) return {{kSpecLayout, kLayoutPaged}, {kSpecPageSize, static_cast<std::uint32_t>(a.paged->page_size)}};
+  return {};
 }
 
 // The pipeline cache key: a plain state struct.
@@ -264,7 +274,8 @@ class VulkanDevice final : public detail::DeviceImpl {
 
   detail::Plan plan(const detail::AttnArgs& args, const std::optional<Path>& forced) const override {
     return choose_vk_path(forced, [&](detail::PathCheck& c) {
-      c.why_not = detail::layout_why_not(args);
+      // The portable path's tiled shader runs the serving layouts (its variants say which); the others have none.
+      c.why_not = c.path == Path::VulkanPortable ? "" : detail::layout_why_not(args);
       const ShaderVariant* v = c.why_not.empty() ? pick(c.path, args, &c.why_not) : nullptr;
       if (v) {
         c.kernel = kernel_name(*v, args);
@@ -282,6 +293,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     const ShaderVariant& v = planned_variant(plan, a);
     std::vector<PipelineKey> keys{key_of(v, a)};
     if (choose_splits(v, a) > 1) keys.push_back(reduce_key(v, a));
+    if (appends(a)) keys.push_back(append_key(v, a));
     std::lock_guard<std::mutex> build(build_mu_);
     for (const PipelineKey& k : keys) {
       VkShaderModule mod = VK_NULL_HANDLE;
@@ -410,6 +422,18 @@ class VulkanDevice final : public detail::DeviceImpl {
     // Causal: long rows first (shorter grid tail).
     if (a.causal) pc.flags |= kFlagReverseRows;
     pc.n_splits = choose_splits(*v, a);
+    const detail::TensorArg *table = nullptr, *lens = nullptr;
+    if (a.paged) {
+      table = &a.paged->block_table, lens = &a.paged->seqlens;
+      pc.table_sb = st(table->strides[0]);
+      pc.kv_rows = st(a.paged->num_pages * a.paged->page_size);
+      pc.s_new = st(a.paged->seqlen_new);
+    } else if (a.varlen) {
+      table = &a.varlen->cu_seqlens_q, lens = &a.varlen->cu_seqlens_k;
+      pc.q_rows = st(a.varlen->total_q);
+      pc.kv_rows = st(a.varlen->total_k);
+    }
+    if (table) pc.table_off = st(table->buf.offset / 4), pc.lens_off = st(lens->buf.offset / 4);
     const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
     // Causal: and the longest rows of every head before any shorter ones, where the variant won with it, while
     // ft_wg's 32-bit linear index fits.
@@ -418,14 +442,16 @@ class VulkanDevice final : public detail::DeviceImpl {
 
     VkBuffer scratch = dummy_;
     if (pc.n_splits > 1) scratch = ensure_scratch(scratch_floats(a.batch, a.heads_q, a.seqlen_q, pc.n_splits, a.head_dim) * 4);
+    auto buf = [this](const detail::TensorArg* t) { return t ? reinterpret_cast<VkBuffer>(t->buf.handle) : dummy_; };
+    const bool append = appends(a);
     const VkBuffer bufs[kBindingCount] = {
-        reinterpret_cast<VkBuffer>(a.q.buf.handle), reinterpret_cast<VkBuffer>(a.k.buf.handle),
-        reinterpret_cast<VkBuffer>(a.v.buf.handle), reinterpret_cast<VkBuffer>(a.o.buf.handle),
-        a.has_lse ? reinterpret_cast<VkBuffer>(a.lse.buf.handle) : dummy_, scratch};
+        buf(&a.q), buf(&a.k), buf(&a.v), buf(&a.o), a.has_lse ? buf(&a.lse) : dummy_, scratch, buf(table), buf(lens),
+        buf(append ? &a.paged->k_new : nullptr), buf(append ? &a.paged->v_new : nullptr)};
 
     VkPipeline attn = pipeline(key_of(*v, a));
     VkPipeline reduce = VK_NULL_HANDLE;
     if (pc.n_splits > 1) reduce = pipeline(reduce_key(*v, a));
+    VkPipeline append_pipe = append ? pipeline(append_key(*v, a)) : VK_NULL_HANDLE;
 
     const bool external = a.vk_command_buffer != nullptr;
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(a.vk_command_buffer) : begin();
@@ -439,6 +465,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
     }
     bind_descriptors(cb, fwd_layout_, bufs);
+    if (append) record_append(cb, append_pipe, a, pc);
     fn_.vkCmdPushConstants(cb, fwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
     fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, attn);
     fn_.vkCmdDispatch(cb, row_tiles * pc.n_splits, pc.Hq, pc.B);
@@ -453,6 +480,25 @@ class VulkanDevice final : public detail::DeviceImpl {
       if (stamp) read_timestamps();
       inst_->check_validation();
     }
+  }
+
+  static bool appends(const detail::AttnArgs& a) { return a.paged && a.paged->seqlen_new > 0; }
+
+  // The paged append (attn_kv_append.comp) on the attention's descriptor set: its push constants carry k_new's
+  // offset and strides in q_*, v_new's in o_*; then a barrier, so the attention reads the appended keys.
+  void record_append(VkCommandBuffer cb, VkPipeline p, const detail::AttnArgs& a, const PushConstants& attn) {
+    PushConstants pc = attn;
+    const detail::TensorArg &kn = a.paged->k_new, &vn = a.paged->v_new;
+    const std::uint64_t es = dtype_size(a.dtype);
+    auto st = [](std::int64_t s) { return static_cast<std::uint32_t>(s); };
+    pc.q_off = st(kn.buf.offset / es), pc.q_sb = st(kn.strides[0]), pc.q_ss = st(kn.strides[1]), pc.q_sh = st(kn.strides[2]);
+    pc.o_off = st(vn.buf.offset / es), pc.o_sb = st(vn.strides[0]), pc.o_ss = st(vn.strides[1]), pc.o_sh = st(vn.strides[2]);
+    const std::uint64_t pairs = static_cast<std::uint64_t>(a.paged->seqlen_new) * a.heads_kv * (a.head_dim / 2);
+    const std::uint64_t groups = std::min<std::uint64_t>((pairs + kAppendWg - 1) / kAppendWg, caps_.max_workgroup_count[0]);
+    fn_.vkCmdPushConstants(cb, fwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
+    fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+    fn_.vkCmdDispatch(cb, static_cast<std::uint32_t>(std::max<std::uint64_t>(groups, 1)), 1, pc.B);
+    barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
   }
 
   // Stage 2 (device) of the KHR register softmax's gating: runs the shader's layout probe (a one-workgroup dispatch
@@ -676,7 +722,15 @@ class VulkanDevice final : public detail::DeviceImpl {
 
   // uint element indices: element 0's offset plus the extent must stay below 2^32.
   static std::string index_reason(const detail::AttnArgs& a) {
-    const std::pair<const char*, const detail::TensorArg*> ts[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"out", &a.o}};
+    std::vector<std::pair<const char*, const detail::TensorArg*>> ts = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"out", &a.o}};
+    if (a.paged) {
+      ts.insert(ts.end(), {{"cache.block_table", &a.paged->block_table}, {"cache.seqlens", &a.paged->seqlens}});
+      if (appends(a)) ts.insert(ts.end(), {{"k_new", &a.paged->k_new}, {"v_new", &a.paged->v_new}});
+      if (static_cast<std::uint64_t>(a.paged->num_pages) * static_cast<std::uint64_t>(a.paged->page_size) >= kMaxIndex)
+        return "the cache's num_pages x page_size is 2^32 or more (uint indices)";
+    }
+    if (a.varlen)
+      ts.insert(ts.end(), {{"lengths.cu_seqlens_q", &a.varlen->cu_seqlens_q}, {"lengths.cu_seqlens_k", &a.varlen->cu_seqlens_k}});
     for (const auto& [name, t] : ts) {
       const std::uint64_t es = dtype_size(t->dtype);
       std::uint64_t end = t->buf.offset / es + 1;
@@ -759,21 +813,33 @@ class VulkanDevice final : public detail::DeviceImpl {
     // Causal rows-outer launches in groups of heads (id 31): the variant's size, or Overrides::head_group's (tests).
     const std::uint32_t group = ov_.head_group >= 0 ? static_cast<std::uint32_t>(ov_.head_group) : v.head_group;
     if (a.causal && group > 0) k.extra_spec.push_back({kSpecHeadGroup, group});
+    const auto layout = layout_spec(a);
+    k.extra_spec.insert(k.extra_spec.end(), layout.begin(), layout.end());
     return k;
   }
 
-  PipelineKey reduce_key(const ShaderVariant& v, const detail::AttnArgs& a) const {
+  // A pass around the attention (split-KV reduce, paged append): module `stem` in the attention variant's storage
+  // mode, with the call's layout constants.
+  PipelineKey pass_key(const char* stem, const ShaderVariant& v, const detail::AttnArgs& a, std::uint32_t wg,
+                       std::uint32_t block_n) const {
     PipelineKey k;
     k.path = v.path;
     const bool packed = v.spirv.find("_pk") != std::string::npos;
-    k.spirv = std::string("attn_splitkv_reduce_") + storage_suffix(a.dtype, packed || !caps_.storage_buffer_16bit);
+    k.spirv = std::string(stem) + storage_suffix(a.dtype, packed || !caps_.storage_buffer_16bit);
     k.head_dim = static_cast<std::uint32_t>(a.head_dim);
     k.dtype = shader_dtype(a.dtype);
     k.block_m = 1;
-    k.block_n = v.block_n;
-    k.wg_size = kReduceWg;
+    k.block_n = block_n;
+    k.wg_size = wg;
     k.subgroup_size = caps_.subgroup_size;
+    k.extra_spec = layout_spec(a);  // varlen: rows and LSE through cu_seqlens_q; paged append: the table
     return k;
+  }
+  PipelineKey reduce_key(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    return pass_key("attn_splitkv_reduce_", v, a, kReduceWg, v.block_n);
+  }
+  PipelineKey append_key(const ShaderVariant& v, const detail::AttnArgs& a) const {
+    return pass_key("attn_kv_append_", v, a, kAppendWg, 1);
   }
 
   VkShaderModule module(const std::string& name) {

@@ -336,6 +336,8 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_common.glsl", "local_size_x_id", kSpecWgSize},
       {"attn_common.glsl", "SUBGROUP_SIZE", kSpecSubgroupSize},
       {"attn_common.glsl", "HEAD_GROUP", kSpecHeadGroup},
+      {"attn_common.glsl", "LAYOUT", kSpecLayout},
+      {"attn_common.glsl", "PAGE_SIZE", kSpecPageSize},
       {"attn_portable_tile.comp", "S_TM", kSpecTileSTm},
       {"attn_portable_tile.comp", "S_TN", kSpecTileSTn},
       {"attn_portable_tile.comp", "O_TM", kSpecTileOTm},
@@ -356,7 +358,8 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
   };
   const char* files[] = {"attn_common.glsl",   "attn_coopmat.comp",     "attn_coopmat2.comp",     "attn_portable.comp",
                          "attn_portable_raw.glsl", "attn_portable_rg.comp", "attn_portable_row.comp",
-                         "attn_portable_tile.comp", "attn_splitkv_reduce.comp", "coopmat_common.glsl"};
+                         "attn_portable_tile.comp", "attn_splitkv_reduce.comp", "attn_kv_append.comp",
+                         "coopmat_common.glsl"};
   const std::regex constant(R"(^\s*layout\s*\(\s*constant_id\s*=\s*(\d+)\s*\)\s*const\s+\w+\s+(\w+))");
   const std::regex wg_size(R"(^\s*layout\s*\(\s*(local_size_x_id)\s*=\s*(\d+))");
   std::size_t found = 0;
