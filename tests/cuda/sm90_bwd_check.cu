@@ -14,7 +14,7 @@
 // Timing (--time): bf16, hidden 2048 (Hq = Hkv = 2048 / d), B x S = 16384, S 512..16384, d 64/128, causal and not; the
 // whole launch (preprocess, kernel, dQ convert) by CUDA events around batches of 10 launches after a 100 ms warm-up,
 // median of 7 batches; backward FLOPs = 2.5 x 4·B·Hq·Sq·Sk·D, halved when causal. --det also times deterministic mode.
-// Usage: sm90_bwd_check [--small (a few small cases: compute-sanitizer)] [--time [--det]] [--no-check]
+// Usage: sm90_bwd_check [--small (a few small cases: compute-sanitizer)] [--time [--det] [--time-d D]] [--no-check]
 // Exit 0 all passed, 1 a failure, 77 no sm_90 device.
 #include <algorithm>
 #include <cstdio>
@@ -287,11 +287,13 @@ void bench(int D, int S, bool causal, bool det) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive a timeout kill
   bool small = false, time = false, det = false, check = true;
+  int time_d = 0;  // --time-d D: time this head dim only
   for (int i = 1; i < argc; ++i) {
     small |= !std::strcmp(argv[i], "--small");
     time |= !std::strcmp(argv[i], "--time");
     det |= !std::strcmp(argv[i], "--det");
     if (!std::strcmp(argv[i], "--no-check")) check = false;
+    if (!std::strcmp(argv[i], "--time-d") && i + 1 < argc) time_d = std::atoi(argv[++i]);
   }
   if (const int skip = fttest::require_sm90("sm90 backward", g_cc, g_sms)) return skip;
   std::mt19937 rng(20261204);
@@ -333,6 +335,7 @@ int main(int argc, char** argv) {
     for (int D : {64, 128})
       for (bool causal : {false, true})
         for (int S = 512; S <= 16384; S *= 2) {
+          if (time_d != 0 && D != time_d) continue;
           bench(D, S, causal, false);
           if (det) bench(D, S, causal, true);
         }

@@ -13,8 +13,10 @@
 //    are stored once at the end (Sm90BwdEpilogue: dK times scale; rows >= Sk never written), so they need no atomics.
 //    Each writes its part of dS transposed (stmatrix) into a double-buffered tile, and after a named barrier computes
 //    its columns of dQ_i from the whole tile, then stages them in f32 for the writer.
-//  - dQ writer (thread 32 of warpgroup 0): adds each staged dQ_i into dq_acc by bulk reduce-add (one per row < Sq,
-//    performed in L2), then frees the staging buffer (dq_full / dq_empty). Deterministic launches (dq_sem set) first
+//  - dQ writer (thread 32 of warpgroup 0): adds each staged dQ_i into dq_acc by TMA reduce-add (one per 32-column box,
+//    performed in L2; rows past Sq land in the scratch's padding), then frees the staging buffer (dq_full / dq_empty).
+//    One op a row instead (a plain bulk reduce of a padded row) held every d64 and d128 iteration at the same ~3.8 µs:
+//    the TMA unit's cost per op, not bytes. Deterministic launches (dq_sem set) first
 //    wait until every lower key block has added into this query block (a counter per query block, in the workspace),
 //    and bump it once its own adds have completed: the adds into each row then happen in key-block order.
 #pragma once
@@ -35,6 +37,7 @@ namespace flashtile::cuda {
 template <typename T>
 struct Sm90BwdParams {
   CUtensorMap q_map, k_map, v_map, do_map;  // boxes of kBlockM (Q, dO) / kBlockN (K, V) rows x 64 columns
+  CUtensorMap dq_map;                        // dq_acc as f32 [B·Hq·sq_pad, D], boxes of kBlockM rows x 32 columns
   T *dk, *dv;
   std::int64_t dk_sb, dk_ss, dk_sh, dv_sb, dv_ss, dv_sh;
   const float *lse2, *delta;  // [B, Hq, sq_pad] (bwd_scratch)
@@ -63,6 +66,32 @@ __device__ __forceinline__ Sm90BwdWork sm90_bwd_work(const P& p) {
   return w;
 }
 
+// dQ_i staged in f32 as the TMA boxes of dq_map: D / 32 boxes of M rows x 128 bytes, each row's 16-byte chunks
+// swizzled (chunk j of row r at j ^ (r % 8)), so a warp's 8-byte stores of 8 rows take their minimum two wavefronts.
+template <int M, int D>
+struct alignas(tile::kSwizzleAtomBytes) Sm90BwdDqStage {
+  static constexpr int kBoxCols = tile::kF32BoxCols, kBoxes = D / kBoxCols, kChunk = 16;
+  float data[kBoxes][M][kBoxCols];
+
+  // A warp's 16 x C row tile at rows r0.. (a multiple of 16), columns c0.. (a multiple of 32). A lane's rows are
+  // g and g + 8 (g = lane / 4), both swizzled by g; chunk 4(j % 2) + 2h + t / 2 of base tile j's half h (t = lane % 4)
+  // has no carries, so its XOR with g splits into a per-lane part and four per-(j % 2, h) offsets: no per-element
+  // address arithmetic (which spilled d128 and d256).
+  template <int C>
+  __device__ __forceinline__ void store(const tile::rt_fl<16, C>& t, int r0, int c0) {
+    namespace tl = flashtile::tile;
+    constexpr int kRow = tl::kSwizzleBytes, kBox = M * kRow;
+    const int lane = tl::lane_id(), g = lane >> 2, q = lane & 3;
+    char* base = reinterpret_cast<char*>(data) + c0 / kBoxCols * kBox + (r0 + g) * kRow +
+                 ((q >> 1) ^ (g & 1)) * kChunk + (q & 1) * 2 * static_cast<int>(sizeof(float));
+    tl::each<tl::rt_fl<16, C>>([&](int, int j, int k) {
+      const int hi = (4 * (j % 2) + 2 * (k >> 1)) ^ (g & 6);
+      *reinterpret_cast<float2*>(base + j / 2 * kBox + (k & 1) * 8 * kRow + hi * kChunk) = t.v[0][j][k];
+    });
+  }
+  __device__ const float* box(int b) const { return data[b][0]; }
+};
+
 template <int D, typename T, bool kCausal>
 struct Sm90BwdSmem {
   using Sh = Sm90BwdShape<D, kCausal>;
@@ -72,7 +101,7 @@ struct Sm90BwdSmem {
   KTile k, v;
   QTile q[S], dout[S];
   tile::st<T, M, N> ds[2];  // dS (query rows, key columns): iteration it writes ds[it % 2] while ds[(it + 1) % 2] may be read
-  alignas(16) float dq[M * Sh::kDqStride];  // staged dQ_i, f32 rows of kDqStride words
+  Sm90BwdDqStage<M, D> dq;
   alignas(16) float lse2[S][M];
   alignas(16) float delta[S][M];
   tile::mbarrier kv_full, full[S], empty[S], dq_full, dq_empty;
@@ -114,12 +143,12 @@ __device__ __forceinline__ void sm90_bwd_produce(Smem& sm, const Sm90BwdParams<T
   }
 }
 
-// The dQ writer role (one thread): each staged dQ_i added into dq_acc, rows < Sq only; see the header comment for the
-// deterministic order.
+// The dQ writer role (one thread): each staged dQ_i added into dq_acc; see the header comment for the deterministic
+// order.
 template <typename Sh, typename Smem, typename T>
 __device__ __forceinline__ void sm90_bwd_write_dq(Smem& sm, const Sm90BwdParams<T>& p, const Sm90BwdWork& w) {
   namespace tl = flashtile::tile;
-  constexpr int M = Sh::kBlockM, D = Sh::kHeadDim;
+  constexpr int M = Sh::kBlockM;
   for (int it = 0; it < w.iters; ++it) {
     const int m = w.m(it);
     const std::int64_t bh = static_cast<std::int64_t>(w.batch) * p.heads_q + w.head(it);
@@ -127,9 +156,8 @@ __device__ __forceinline__ void sm90_bwd_write_dq(Smem& sm, const Sm90BwdParams<
     tl::wait(sm.dq_full, it & 1);
     // Causal too: a key block that sees a query block has every lower key block seeing it, so n_block came before.
     if (sem != nullptr) tl::wait_flag(sem, w.n_block);
-    float* dst = p.dq_acc + (bh * p.sq_pad + static_cast<std::int64_t>(m) * M) * D;
-    const int rows = min(M, p.seqlen_q - m * M);
-    for (int r = 0; r < rows; ++r) tl::reduce_add_bulk(dst + r * D, sm.dq + r * Sh::kDqStride, D * sizeof(float));
+    const int row = static_cast<int>(bh * p.sq_pad) + m * M;
+    for (int b = 0; b < decltype(sm.dq)::kBoxes; ++b) tl::reduce_add_box(&p.dq_map, sm.dq.box(b), b * tl::kF32BoxCols, row);
     tl::store_commit();
     if (sem != nullptr) {
       tl::store_done<0>();  // the adds performed, not only their reads of shared memory
@@ -285,7 +313,7 @@ __global__ void __launch_bounds__(Sm90BwdShape<D, kCausal>::kThreads, 1)
     tl::wait<0>();
     tl::fence_operand(dq);
     tl::wait(sm.dq_empty, (it & 1) ^ 1);
-    tl::store(sm.dq + warp * 16 * Sh::kDqStride + dq0, Sh::kDqStride, dq, 16);
+    sm.dq.store(dq, warp * 16, dq0);
     tl::fence_proxy_async();  // staged by the generic proxy, read by the bulk reduce
     tl::arrive(sm.dq_full);
   }
@@ -324,6 +352,9 @@ void sm90_bwd_run(const BwdParams& bp) {
   p.dk = static_cast<T*>(bp.dk), p.dv = static_cast<T*>(bp.dv);
   p.dk_sb = bp.dk_sb, p.dk_ss = bp.dk_ss, p.dk_sh = bp.dk_sh, p.dv_sb = bp.dv_sb, p.dv_ss = bp.dv_ss, p.dv_sh = bp.dv_sh;
   p.lse2 = s.lse2, p.delta = s.delta, p.dq_acc = s.dq_acc;
+  const std::int64_t acc_rows = static_cast<std::int64_t>(f.batch) * f.heads_q * s.sq_pad;
+  if (const std::string why = tile::make_f32_map(p.dq_map, s.dq_acc, acc_rows, D, Sh::kBlockM); !why.empty())
+    throw Error(ErrorCode::BackendFailure, "cuda_sm90 bwd: dq_acc: " + why);
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
   p.sq_pad = static_cast<int>(s.sq_pad);

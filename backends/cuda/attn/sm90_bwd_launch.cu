@@ -26,6 +26,7 @@ FT_SM90_BWD_EXTERN(256)
 namespace {
 constexpr std::size_t kScratchAlign = 256;  // bwd_params.hpp: the workspace and its parts are 256-byte aligned
 constexpr int kMaxGridYZ = 65535;           // grid (key blocks, kv heads, batch)
+constexpr std::int64_t kMaxAccRows = std::int64_t{1} << 31;
 }  // namespace
 
 std::string sm90_bwd_supports(const BwdParams& p) {
@@ -36,6 +37,9 @@ std::string sm90_bwd_supports(const BwdParams& p) {
   if (f.batch > kMaxGridYZ || f.heads_kv > kMaxGridYZ) return "batch or kv heads above 65535 (grid limit)";
   if (f.seqlen_q < 1 || f.seqlen_k < 1) return "empty sequence";
   if (f.lse == nullptr) return "needs the forward's lse";
+  // dq_acc's rows are one TMA coordinate (int32).
+  const std::int64_t sq_pad = (std::int64_t(f.seqlen_q) + kSm90BwdRowPad - 1) / kSm90BwdRowPad * kSm90BwdRowPad;
+  if (std::int64_t(f.batch) * f.heads_q * sq_pad > kMaxAccRows) return "batch x heads x seqlen_q above 2^31 rows";
   struct Op {
     const char* name;
     const void* ptr;

@@ -31,7 +31,7 @@ inline constexpr Sm90BwdKernel kSm90BwdKernels[] = {
     {64, true, 64, 128, 2, kSm90BwdKeys, 3},
     {128, false, 64, 128, 2, kSm90BwdKeys, 2},
     {128, true, 64, 128, 2, kSm90BwdKeys, 2},
-    // d256: shared memory allows one stage (K, V, Q, dO of 256 columns, dS and the f32 dQ staging: 204 KiB).
+    // d256: shared memory allows one stage (K, V, Q, dO of 256 columns, dS and the f32 dQ staging: 209 KiB).
     {256, false, 64, 64, 2, kSm90BwdDims, 1},
     {256, true, 64, 64, 2, kSm90BwdDims, 1},
 };
@@ -41,10 +41,6 @@ constexpr Sm90BwdKernel sm90_bwd_kernel(int d, bool causal) {
     if (k.d == d && k.causal == causal) return k;
   return {};
 }
-
-// f32 words past each staged dQ row: a row stride of D + 8 words puts rows g and g + 4 of a warp's stores 32 banks
-// apart, so each 8-byte store of a warp takes its minimum of two wavefronts (D alone: eight-way conflicts).
-inline constexpr int kSm90BwdDqPad = 8;
 
 // Named barrier (bar.sync id; 0 is __syncthreads'): the consumers' dS tile is complete.
 enum Sm90BwdBar : int { kSm90BwdBarDs = 1 };
@@ -59,11 +55,10 @@ struct Sm90BwdShape {
   static constexpr int kKeysPerWg = kSplitKeys ? kBlockN / kConsumers : kBlockN;  // rows of its S^T, dK, dV
   static constexpr int kDimsPerWg = kSplitKeys ? D : D / kConsumers;             // columns of its dK, dV
   static constexpr int kDqCols = D / kConsumers;                                 // columns of its dQ
-  static constexpr int kDqStride = D + kSm90BwdDqPad;                            // staged dQ row, f32 words
   static constexpr int kThreads = kSm90WgThreads * (kConsumers + 1);
   static constexpr int kElemBytes = 2;
   static constexpr int kSmemBytes = kElemBytes * (2 * kBlockN * D + 2 * kStages * kBlockM * D + 2 * kBlockM * kBlockN) +
-                                    4 * (kBlockM * kDqStride + 2 * kStages * kBlockM) + 1024 /*barriers*/ +
+                                    4 * (kBlockM * D + 2 * kStages * kBlockM) + 1024 /*barriers*/ +
                                     1024 /*alignment slack*/;
   static_assert(kSmemBytes <= kSm90SmemLimit, "sm90 backward tiles exceed shared memory");
   static_assert(kKeysPerWg == kSm90Rows && kBlockM == kSm90Rows, "wgmma tiles: 64 keys (S^T, dK, dV), 64 rows (dQ)");

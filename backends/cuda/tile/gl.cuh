@@ -9,6 +9,8 @@
 //   make_gl4<T>(ptr, B, S, H, D, sb, ss, sh, box_rows)   host: builds the map through the driver's
 //                                 cuTensorMapEncodeTiled, fetched with cudaGetDriverEntryPointByVersion, so nothing
 //                                 links against libcuda. Returns the driver's error as a string via `why`.
+//   make_f32_map(map, ptr, rows, cols, box_rows)   host: a map of a row-major f32 matrix for boxes of box_rows x 32
+//                                 columns (128 bytes, 128B-swizzled), e.g. for bulk reduce-adds (tma.cuh).
 // Out-of-bounds box elements (rows >= S) read as zero; TMA stores clip them.
 #pragma once
 
@@ -79,6 +81,25 @@ inline std::string make_gl4(gl4<T>& g, T* ptr, int b, int s, int h, int d, std::
   const cuuint32_t estr[4] = {1, 1, 1, 1};
   const auto dt = std::is_same_v<T, bf16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = fn(&g.map, dt, 4, static_cast<void*>(ptr), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (error " + std::to_string(static_cast<int>(r)) + ")";
+  return {};
+}
+
+inline constexpr int kF32BoxCols = 32;  // one 128-byte swizzled row of f32
+
+inline std::string make_f32_map(CUtensorMap& map, float* ptr, std::int64_t rows, int cols, int box_rows) {
+  std::string why;
+  if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0 || cols % kF32BoxCols != 0) return "f32 map: alignment";
+  if (box_rows < 1 || box_rows > 256) return "TMA box rows out of range";
+  auto fn = tma_encode_fn(why);
+  if (!fn) return why;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * sizeof(float)};
+  const cuuint32_t box[2] = {kF32BoxCols, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUresult r = fn(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, static_cast<void*>(ptr), dims, strides, box, estr,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (error " + std::to_string(static_cast<int>(r)) + ")";

@@ -12,6 +12,8 @@
 //                               16-byte aligned) global -> shared, completing on bar (announce them first).
 //   reduce_add_bulk(dst, src, bytes)             one thread: dst[i] += src[i] for `bytes` of f32, shared -> global,
 //                               performed in L2 (a bulk group: store_commit / store_wait as stores).
+//   reduce_add_box(map, src, col, row)           one thread: the same for one box of a 2-D f32 map (make_f32_map),
+//                               from its swizzled shared-memory image at src, box origin (col, row).
 //   prefetch(map)                               warm the descriptor cache.
 //   prefetch_l2<ST>(map, row, head, batch)      one thread: ask for the box load_async(ST...) would read to be
 //                               brought into L2 (a hint: no barrier, no shared memory, out-of-range rows ignored).
@@ -61,6 +63,13 @@ __device__ __forceinline__ void reduce_add_bulk(float* dst, const float* src, st
   asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst),
                "r"(smem_u32(src)), "r"(bytes)
                : "memory");
+}
+__device__ __forceinline__ void reduce_add_box(const CUtensorMap* map, const float* src, int col, int row) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_u32(src)), "r"(col), "r"(row)
+      : "memory");
 }
 __device__ __forceinline__ void prefetch(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
