@@ -10,7 +10,6 @@ Result plan_or_run(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
                    const Options& options, Stage stage) {
   const detail::AttnArgs args = detail::validate_attention(q, k, v, out, lse, options);
   const auto& dev = q.storage()->device;
-  detail::require_variants_supported(dev->info(), args, false);
   const detail::Plan plan = dev->plan(args, options.path);
   const bool run = stage == Stage::Run;
   if (stage == Stage::Prepare) dev->prepare(plan, args);
@@ -40,7 +39,6 @@ Result plan_or_run_backward(const Tensor& q, const Tensor& k, const Tensor& v, c
                             const Options& options, bool run) {
   const detail::BwdArgs args = detail::validate_backward(q, k, v, out, lse, dout, dq, dk, dv, options);
   const auto& dev = q.storage()->device;
-  detail::require_variants_supported(dev->info(), args.fwd, true);
   const detail::Plan plan = dev->plan_backward(args, options.path);
   if (args.has_workspace && args.workspace_capacity < plan.workspace_bytes)
     throw Error(ErrorCode::InvalidArgument,

@@ -158,9 +158,15 @@ struct PathCheck {
 // every path, CUDA a forced one it lacks): messages and notes then name only listed paths. Null: all of `order`.
 Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>& forced, const std::string& device,
                  const std::vector<Path>* listed = nullptr);
-// Variants (window, softcap, ALiBi, sinks) run on the CPU reference so far: for any other device, or for the
-// backward of sinks (it has no dsinks output yet), throws Error(Unsupported) naming the variant. Called before plan().
-void require_variants_supported(const DeviceInfo& device, const AttnArgs& a, bool backward);
+// The variants (Options: window, softcap, alibi_slopes, sinks) each path implements, forward and backward: one row a
+// path in device.cpp, the single place a kernel family's support is declared.
+struct VariantSupport {
+  bool window = false, softcap = false, alibi = false, sinks = false;
+};
+VariantSupport variant_support(Path path, bool backward);
+// "" when `path` implements every variant `a` uses; else the reason naming those it lacks. Each backend's plan adds it
+// to every path's check, so a call with variants runs on the first path that has them.
+std::string variants_why_not(Path path, const AttnArgs& a, bool backward);
 
 // What a call reports: the device's backend and the plan's path, kernel, note, precision and workspace.
 Result result_of(const DeviceInfo& device, const Plan& plan, bool asynchronous);

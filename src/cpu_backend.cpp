@@ -333,7 +333,7 @@ class CpuDevice final : public DeviceImpl {
 
   Plan plan(const AttnArgs& a, const std::optional<Path>& forced) const override {
     const std::string kernel = "cpu_reference<" + std::string(to_string(a.dtype)) + ">";
-    return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");
+    return choose_path({{Path::CpuReference, variants_why_not(Path::CpuReference, a, false), kernel}}, forced, "cpu:0");
   }
   void run(const Plan&, const AttnArgs& a) override {
     if (a.paged && a.paged->seqlen_new > 0) append_to_cache(a);
@@ -341,7 +341,8 @@ class CpuDevice final : public DeviceImpl {
   }
   Plan plan_backward(const BwdArgs& g, const std::optional<Path>& forced) const override {
     const std::string kernel = "cpu_reference_bwd<" + std::string(to_string(g.fwd.dtype)) + ">";
-    return choose_path({{Path::CpuReference, "", kernel}}, forced, "cpu:0");
+    return choose_path({{Path::CpuReference, variants_why_not(Path::CpuReference, g.fwd, true), kernel}}, forced,
+                       "cpu:0");
   }
   void run_backward(const Plan&, const BwdArgs& g) override { reference_backward(g); }
   void sync() override {}

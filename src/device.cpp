@@ -143,19 +143,27 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
 }
 
-void require_variants_supported(const DeviceInfo& device, const AttnArgs& a, bool backward) {
-  if (!a.has_variant()) return;
-  std::string used;
-  if (a.window_left >= 0 || a.window_right >= 0) used += "window, ";
-  if (a.softcap > 0) used += "softcap, ";
-  if (a.has_alibi) used += "alibi_slopes, ";
-  if (a.has_sinks) used += "sinks, ";
-  used.resize(used.size() - 2);
-  if (device.backend != Backend::Cpu)
-    throw Error(ErrorCode::Unsupported, "options (" + used + "): no kernel path of device " + device_label(device) +
-                                            " implements these variants yet (cpu_reference does)");
-  if (backward && a.has_sinks)
-    throw Error(ErrorCode::Unsupported, "options.sinks: the backward of sinks (a dsinks output) is not implemented yet");
+VariantSupport variant_support(Path path, bool backward) {
+  switch (path) {
+    case Path::CpuReference: return {true, true, true, !backward};  // no dsinks output yet
+    default: return {};
+  }
+}
+
+std::string variants_why_not(Path path, const AttnArgs& a, bool backward) {
+  if (!a.has_variant()) return "";
+  const VariantSupport s = variant_support(path, backward);
+  std::string missing;
+  auto lacks = [&](bool used, bool has, const char* name) {
+    if (used && !has) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  };
+  lacks(a.window_left >= 0 || a.window_right >= 0, s.window, "window");
+  lacks(a.softcap > 0, s.softcap, "softcap");
+  lacks(a.has_alibi, s.alibi, "alibi_slopes");
+  lacks(a.has_sinks, s.sinks, "sinks");
+  if (missing.empty()) return "";
+  return "options (" + missing + "): no " + (backward ? "backward" : "forward") +
+         " kernel of this path implements these variants yet";
 }
 
 Result result_of(const DeviceInfo& device, const Plan& plan, bool asynchronous) {

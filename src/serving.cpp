@@ -8,7 +8,6 @@ namespace flashtile {
 namespace {
 Result plan_or_run(const Tensor& q, const detail::AttnArgs& args, const std::optional<Path>& path, bool run) {
   const auto& dev = q.storage()->device;
-  detail::require_variants_supported(dev->info(), args, false);
   const detail::Plan plan = dev->plan(args, path);
   if (run) dev->run(plan, args);
   return detail::result_of(dev->info(), plan, run && (args.cuda_stream || args.vk_command_buffer));

@@ -152,11 +152,17 @@ class CudaDevice final : public DeviceImpl {
     const DeviceScope scope(ordinal_);
     const cuda::FwdParams p = params(args);
     const std::string common = common_why_not(args);
+    const bool has_sm80 = std::find(info_.paths.begin(), info_.paths.end(), Path::CudaSm80) != info_.paths.end();
     std::vector<PathCheck> order;
     for (Path path : info_.paths) {
       PathCheck c{path, common, ""};
+      if (c.why_not.empty()) c.why_not = variants_why_not(path, args, false);
       if (path == Path::CudaSm90) {  // sm90_fwd_supports refuses the serving layouts itself
         if (c.why_not.empty()) c.why_not = cuda::sm90_fwd_supports(p);
+        // sm90 has no decode kernel: its prefill kernel fills one row in 128 there, and sm80's split-KV decode ran
+        // 2.5-4x faster on the H200 (bench/results/2026-12-03_h200_backward_dq_box_serving).
+        if (c.why_not.empty() && has_sm80 && cuda::sm80_fwd_supports(p).empty() && cuda::sm80_fwd_is_decode(p))
+          c.why_not = "decode shape (seqlen_q <= 16): cuda_sm80's split-KV decode kernel is faster";
         if (c.why_not.empty()) c.kernel = cuda::sm90_fwd_name(p);
       } else {
         if (c.why_not.empty()) c.why_not = cuda::sm80_fwd_supports(p);
@@ -178,6 +184,7 @@ class CudaDevice final : public DeviceImpl {
     std::vector<PathCheck> order;
     for (Path path : info_.paths) {
       PathCheck c{path, common, ""};
+      if (c.why_not.empty()) c.why_not = variants_why_not(path, g.fwd, true);
       const bool sm90 = path == Path::CudaSm90;
       if (c.why_not.empty()) c.why_not = sm90 ? cuda::sm90_bwd_supports(p) : cuda::sm80_bwd_supports(p);
       if (c.why_not.empty()) {
@@ -316,6 +323,14 @@ class CudaDevice final : public DeviceImpl {
     p.stream = a.cuda_stream;
     p.num_sms = sms_;
     p.device_cc = cc_;
+    p.window_left = a.window_left < 0 ? -1 : i32(a.window_left);
+    p.window_right = a.window_right < 0 ? -1 : i32(a.window_right);
+    p.softcap = a.softcap;
+    if (a.has_alibi) {
+      p.alibi_slopes = static_cast<const float*>(ptr(a.alibi_slopes.buf));
+      p.alibi_sb = a.alibi_per_batch ? i32(a.alibi_slopes.strides[0]) : 0;
+    }
+    if (a.has_sinks) p.sinks = static_cast<const float*>(ptr(a.sinks.buf));
     if (a.paged) {
       const PagedLayout& pg = *a.paged;
       p.layout = cuda::Layout::Paged;

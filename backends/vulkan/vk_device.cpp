@@ -276,6 +276,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     return choose_vk_path(forced, [&](detail::PathCheck& c) {
       // The portable path's tiled shader runs the serving layouts (its variants say which); the others have none.
       c.why_not = c.path == Path::VulkanPortable ? "" : detail::layout_why_not(args);
+      if (c.why_not.empty()) c.why_not = detail::variants_why_not(c.path, args, false);
       const ShaderVariant* v = c.why_not.empty() ? pick(c.path, args, &c.why_not) : nullptr;
       if (v) {
         c.kernel = kernel_name(*v, args);
@@ -328,6 +329,7 @@ class VulkanDevice final : public detail::DeviceImpl {
         c.why_not = "no backward kernel on this path yet (vulkan_portable has one)";
         return;
       }
+      if (c.why_not = detail::variants_why_not(c.path, args.fwd, true); !c.why_not.empty()) return;
       BwdChoice choice;
       c.why_not = bwd_choose(caps_, args, &choice);
       c.kernel = choice.kernel;

@@ -54,6 +54,21 @@ struct FwdParams {
   const std::int32_t* cu_seqlens_k = nullptr;
   int total_q = 0, total_k = 0;
 
+  // Variants (Options in attention.hpp; semantics in src/cpu_backend.cpp's RowRules): window bounds relative to the
+  // bottom-right diagonal (row i sees keys i + Sk - Sq - window_left .. i + Sk - Sq + window_right; -1 unbounded),
+  // softcap (0 off: score = softcap * tanh(scale * q.k / softcap)), ALiBi (score -= slope * |i + Sk - Sq - j|, slopes
+  // f32 [Hq], or [B, Hq] with alibi_sb = Hq), sinks (f32 [Hq]: exp(sink) joins each row's denominator and the LSE).
+  // Null pointers and -1 / 0 are off; a family that has not implemented a variant is refused before it is launched
+  // (src/device.cpp's variant_support).
+  int window_left = -1, window_right = -1;
+  float softcap = 0.0f;
+  const float* alibi_slopes = nullptr;
+  int alibi_sb = 0;
+  const float* sinks = nullptr;
+  bool has_variant() const {
+    return window_left >= 0 || window_right >= 0 || softcap > 0 || alibi_slopes != nullptr || sinks != nullptr;
+  }
+
   // Scratch of *_fwd_workspace(p) bytes, 256-byte aligned, given by the caller (the backend allocates it
   // stream-ordered); null when that is 0.
   void* workspace = nullptr;
@@ -67,6 +82,8 @@ std::string sm80_fwd_supports(const FwdParams& p);
 void sm80_fwd_launch(const FwdParams& p);
 // Bytes of p.workspace the sm80 launch needs (its split-KV decode partials), 0 when it needs none.
 std::size_t sm80_fwd_workspace(const FwdParams& p);
+// Whether the sm80 launch takes its split-KV decode kernel (seqlen_q <= 16, GQA rows packed).
+bool sm80_fwd_is_decode(const FwdParams& p);
 std::string sm90_fwd_supports(const FwdParams& p);
 // ctas (tests): > 0 caps a persistent grid at this many CTAs, < 0 launches one CTA per tile, 0 the table's choice.
 void sm90_fwd_launch(const FwdParams& p, int ctas = 0);

@@ -82,6 +82,8 @@ std::string sm80_fwd_supports(const FwdParams& p) {
   return "";
 }
 
+bool sm80_fwd_is_decode(const FwdParams& p) { return sm80::use_decode(p); }
+
 std::size_t sm80_fwd_workspace(const FwdParams& p) { return sm80::use_decode(p) ? sm80::decode_plan(p).bytes : 0; }
 
 void sm80_fwd_launch(const FwdParams& p) {
