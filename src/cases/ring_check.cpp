@@ -7,6 +7,7 @@
 #include <flashtile/attention.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -38,6 +39,13 @@ Tensor upload_f32(const Device& dev, const std::vector<float>& v, const Shape& s
   Tensor t = Tensor::empty(dev, DType::F32, s);
   t.upload(v.data(), v.size() * sizeof(float));
   return t;
+}
+
+template <class Call>
+double ms_of(Call&& call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 Tensor poisoned(const Device& dev, DType dt, const Shape& s) {
@@ -109,7 +117,22 @@ RingCheck check_ring(const Device& dev, const RingCase& rc, std::uint64_t seed) 
   const std::vector<Tensor> ql = shard_all(q.t, rc), kl = shard_all(k.t, rc), vl = shard_all(v.t, rc);
   std::vector<Tensor> out, lse;
   for (int r = 0; r < rc.world; ++r) out.push_back(poisoned(dev, c.dtype, lq)), lse.push_back(poisoned(dev, DType::F32, ll));
-  res.forward = ring_attention_forward_simulated(rc.sharding, ql, kl, vl, out, &lse, opt);
+  res.forward_ms = ms_of([&] { res.forward = ring_attention_forward_simulated(rc.sharding, ql, kl, vl, out, &lse, opt); });
+  res.ok = true;
+  std::vector<Tensor> dl, dq, dk, dv;
+  Filled dout;
+  if (rc.backward) {
+    dout = random_tensor(dev, c.dtype, qs, rng);
+    dl = shard_all(dout.t, rc);
+    for (int r = 0; r < rc.world; ++r) {
+      dq.push_back(poisoned(dev, c.dtype, lq));
+      dk.push_back(poisoned(dev, c.dtype, lk));
+      dv.push_back(poisoned(dev, c.dtype, lk));
+    }
+    res.backward_ms = ms_of(
+        [&] { res.backward = ring_attention_backward_simulated(rc.sharding, ql, kl, vl, out, lse, dl, dq, dk, dv, opt); });
+  }
+  if (!rc.compare) return res;
 
   // The reference: the whole sequence on the CPU device, from the same rounded values.
   const Device cpu = Device::open(Backend::Cpu);
@@ -125,15 +148,6 @@ RingCheck check_ring(const Device& dev, const RingCase& rc, std::uint64_t seed) 
   res.ok = res.out_error <= res.out_tol && res.lse_error <= res.lse_tol;
   if (!rc.backward) return res;
 
-  const Filled dout = random_tensor(dev, c.dtype, qs, rng);
-  const std::vector<Tensor> dl = shard_all(dout.t, rc);
-  std::vector<Tensor> dq, dk, dv;
-  for (int r = 0; r < rc.world; ++r) {
-    dq.push_back(poisoned(dev, c.dtype, lq));
-    dk.push_back(poisoned(dev, c.dtype, lk));
-    dv.push_back(poisoned(dev, c.dtype, lk));
-  }
-  res.backward = ring_attention_backward_simulated(rc.sharding, ql, kl, vl, out, lse, dl, dq, dk, dv, opt);
   Case whole = c;
   whole.seqlen_k = c.seqlen_q;
   for (float& x : want_out) x = round_to(c.dtype, x);  // out as a forward stores it

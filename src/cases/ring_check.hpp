@@ -19,6 +19,7 @@ struct RingCase {
   int world = 2;
   Sharding sharding = Sharding::Contiguous;
   bool backward = false;
+  bool compare = true;  // false: run and time only (no reference)
 };
 
 struct RingCheck {
@@ -26,6 +27,7 @@ struct RingCheck {
   double out_error = 0, lse_error = 0;   // out: relative L2; lse: max |error| / max(1, |lse|)
   std::array<double, 3> grad_error{};    // dq, dk, dv: relative L2
   double out_tol = 0, lse_tol = 0, grad_tol = 0;
+  double forward_ms = 0, backward_ms = 0;  // the ring calls, host clock around synchronous calls
   bool ok = false;
 };
 
