@@ -4,11 +4,13 @@
 // now) are skipped with the reason. The multi-GPU test over NCCL is tests/cuda/ring_nccl_check.cu.
 #include <doctest/doctest.h>
 
+#include "reference.hpp"
 #include "ring_check.hpp"
 #include "test_config.hpp"
 
 #include <flashtile/flashtile.hpp>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -121,4 +123,44 @@ TEST_CASE("ring: bad input is refused before anything is written") {
   std::vector<Tensor> q5{t(5), t(5)}, k5{t(5), t(5)}, v5{t(5), t(5)}, out5{t(5), t(5)};
   CHECK_THROWS_WITH_AS(ring_attention_forward_simulated(Sharding::Zigzag, q5, k5, v5, out5),
                        doctest::Contains("even local length"), Error);
+}
+
+TEST_CASE("ring simulated: the forward without lse writes the same out, and a strided k is copied, not misread") {
+  const Device cpu = Device::open(Backend::Cpu);
+  constexpr int kWorld = 2;
+  const Shape local = Shape::of(1, 6, 2, 8);
+  std::mt19937_64 rng(testing::config().seed + 46);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random = [&](const Shape& s) {
+    std::vector<float> v(std::size_t(s.numel()));
+    for (float& x : v) x = normal(rng);
+    Tensor t = Tensor::empty(cpu, DType::F32, s);
+    t.upload(v.data(), v.size() * sizeof(float));
+    return t;
+  };
+  std::vector<Tensor> q, k, v, k_strided, out_a, out_b, lse;
+  for (int r = 0; r < kWorld; ++r) {
+    q.push_back(random(local));
+    v.push_back(random(local));
+    // k as a view with a padded head row: [1, 6, 2, 8] inside [1, 6, 2, 12].
+    const Shape padded = Shape::of(1, 6, 2, 12);
+    Tensor base = random(padded);
+    k_strided.push_back(base.as_strided(local, Strides::contiguous(padded)));
+    Tensor dense = Tensor::empty(cpu, DType::F32, local);
+    std::vector<float> img(std::size_t(padded.numel())), vals;
+    base.download(img.data(), img.size() * sizeof(float));
+    for (std::size_t i = 0; i < img.size(); ++i)
+      if (i % 12 < 8) vals.push_back(img[i]);
+    dense.upload(vals.data(), vals.size() * sizeof(float));
+    k.push_back(dense);
+    out_a.push_back(Tensor::empty(cpu, DType::F32, local));
+    out_b.push_back(Tensor::empty(cpu, DType::F32, local));
+    lse.push_back(Tensor::empty(cpu, DType::F32, Shape::of(1, 2, 6)));
+  }
+  Options opt;
+  opt.causal = true;
+  ring_attention_forward_simulated(Sharding::Zigzag, q, k, v, out_a, &lse, opt);
+  ring_attention_forward_simulated(Sharding::Zigzag, q, k_strided, v, out_b, nullptr, opt);
+  for (int r = 0; r < kWorld; ++r)
+    CHECK(cases::download_floats(out_a[std::size_t(r)]) == cases::download_floats(out_b[std::size_t(r)]));
 }
