@@ -238,7 +238,7 @@ FT_API ft_status ft_ring_positions(int world, int rank, int sharding, int64_t lo
 
 /* The ring on one device: `world` simulated ranks, rank r's tensors at index r of each array (equal shapes; q, k, v
  * and out [B, S/world, H, D], lse NULL or an array of f32 [B, Hq, S/world]). The same algorithm as over NCCL, with
- * buffer swaps for messages. Devices without the ring's merge kernels refuse with the reason (FT_ERROR_UNSUPPORTED). */
+ * device copies for messages. Devices without the ring's merge kernels refuse with the reason (FT_ERROR_UNSUPPORTED). */
 FT_API ft_status ft_ring_attention_forward_simulated(int world, int sharding, const ft_tensor* const* q,
                                                      const ft_tensor* const* k, const ft_tensor* const* v,
                                                      ft_tensor* const* out, ft_tensor* const* lse,

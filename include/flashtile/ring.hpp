@@ -1,7 +1,7 @@
 // Ring attention (context parallelism): the sequence is split over N ranks; K/V blocks travel around the ring while
 // each rank runs attention_forward on the block it holds, and the partial results merge exactly through their
 // log-sum-exps. The backward passes dK/dV around the ring the same way. This header is backend-agnostic: the
-// sharding helpers and the one-device simulation (N ranks in one process, the same algorithm with buffer swaps for
+// sharding helpers and the one-device simulation (N ranks in one process, the same algorithm with device copies for
 // messages). Over NCCL, one rank per GPU: flashtile/ring_nccl.hpp.
 #pragma once
 

@@ -12,7 +12,7 @@ chunks, rank r holds chunks r and 2N-1-r, which balances causal work; S divisibl
     out_full = ftd.unshard(gathered_outs, "zigzag")  # the ranks' shards back into one sequence
 
 Without GPUs: positions() and shard()/unshard() (any sequence type, torch tensors too), and ring_attention_simulated()
-on host buffers: N simulated ranks on the CPU device, the same algorithm with buffer swaps for messages.
+on host buffers: N simulated ranks on the CPU device, the same algorithm with device copies for messages.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // `flashtile run --ring N [--zigzag] [--backward] --check`: ring attention over N simulated ranks on one device (the
-// same sharding, steps and merge as over NCCL, messages as buffer swaps), compared with full attention of the whole
+// same sharding, steps and merge as over NCCL, messages as device copies), compared with full attention of the whole
 // sequence on the CPU reference (src/cases/ring_check.hpp).
 #include "cli.hpp"
 #include "ring_check.hpp"

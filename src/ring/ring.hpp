@@ -29,8 +29,8 @@ class RingTransport {
  public:
   virtual ~RingTransport() = default;
   // Start sending `send` and receiving into `recv` (same shapes and dtypes, contiguous). Until wait(c) the caller
-  // neither writes `send` nor reads `recv`. One message per channel in flight. A transport may deliver by writing
-  // into the recv tensors' memory (NCCL) or by replacing the recv handles with the sender's tensors (simulation).
+  // neither writes `send` nor reads `recv`. One message per channel in flight. Delivery writes the recv tensors'
+  // memory (NCCL; the simulation copies).
   virtual void post(Channel c, const std::vector<Tensor>& send, const std::vector<Tensor*>& recv) = 0;
   virtual void wait(Channel c) = 0;
 };

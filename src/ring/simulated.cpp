@@ -1,6 +1,6 @@
 // The one-device ring: N simulated ranks in one process run ring.cpp's algorithm in lockstep, phase by phase, over a
-// transport whose messages are buffer swaps (the receiver takes the sender's tensor handle; blocks are read-only
-// while they travel, and each dK/dV accumulator is held by one rank at a time).
+// transport whose messages are device copies into the receiver's buffers, as NCCL delivers them: a rank that read or
+// wrote a buffer while a message to it was in flight would get wrong results here too.
 #include "ring/ring.hpp"
 
 #include "validate_rules.hpp"
@@ -13,7 +13,7 @@ namespace detail {
 namespace {
 
 // The simulated network: per channel, the messages of the current round until every rank has posted, then delivered
-// all at once (rank r's to rank r + 1).
+// all at once (rank r's copied into rank r + 1's receive buffers).
 class SimHub {
  public:
   explicit SimHub(int world) {
@@ -36,7 +36,7 @@ class SimHub {
       if (p != r.delivered + 1) return;
     for (std::size_t from = 0; from < r.send.size(); ++from) {
       auto& to = r.recv[(from + 1) % r.send.size()];
-      for (std::size_t i = 0; i < to.size(); ++i) *to[i] = r.send[from][i];
+      for (std::size_t i = 0; i < to.size(); ++i) ring_op(RingOpKind::Copy, *to[i], r.send[from][i]);
     }
     ++r.delivered;
   }
