@@ -12,6 +12,11 @@ OUT=${OUT:-/tmp/flashtile_out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/ring.log") 2>&1
 export PYTHONUNBUFFERED=1 LD_LIBRARY_PATH=$PWD/$bundle FLASHTILE_LIBRARY=$PWD/$bundle/libflashtile.so
+# libnccl for the C++ programs (flashtile dlopens libnccl.so.2): the system's, else the one PyTorch's wheel ships.
+if ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2'; then
+  nccl_dir=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+  [ -n "$nccl_dir" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$nccl_dir && echo "libnccl from $nccl_dir"
+fi
 start=$(date +%s)
 failures=()
 step() { echo; echo "==== $* ($(( $(date +%s) - start )) s)"; }
