@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: the library, the CPU backend and the CPU-only tests (core, conformance_cpu, c_api) built with AddressSanitizer
+# CI: the library, the CPU backend and the CPU-only tests (core, conformance_cpu, ring_cpu, c_api) built with AddressSanitizer
 # and UndefinedBehaviorSanitizer in their own build directory, CUDA and Vulkan off, then run under them. Only the
 # targets those tests need are built (no CLI, benchmark or examples), so it stays a few minutes on two cores.
 #   bash scripts/sanitize.sh        BUILD_DIR (default: build-asan) is honoured. Run scripts/setup.sh first (doctest).
@@ -19,5 +19,5 @@ cmake --build "$build" -j"$(nproc)" --target flashtile_tests flashtile_c_api_tes
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$build" --output-on-failure -j1 -R '^(core|conformance_cpu|c_api)$'
-echo "sanitize: core, conformance_cpu and c_api passed under ASan + UBSan"
+ctest --test-dir "$build" --output-on-failure -j1 -R '^(core|conformance_cpu|ring_cpu|c_api)$'
+echo "sanitize: core, conformance_cpu, ring_cpu and c_api passed under ASan + UBSan"

@@ -99,6 +99,19 @@ struct BwdArgs {
   std::uint64_t workspace_capacity = 0;  // bytes of the caller's workspace
 };
 
+// The elementwise work of ring attention (src/ring): dst and src are views of one shape (rank 3 or 4), any strides.
+//  Copy:  dst = src, converting dtypes (shards, accumulator set-up, the final rounding to the caller's dtype);
+//  Add:   dst (f32) += src;
+//  Merge: (dst, dst_lse) = the exact combination of two partial softmaxes over disjoint key sets: dst and src
+//         [B, L, H, D], dst_lse and src_lse f32 [B, H, L]; lse = logaddexp(lse_a, lse_b),
+//         o = o_a·exp(lse_a - lse) + o_b·exp(lse_b - lse); a side with lse = -inf contributes nothing.
+enum class RingOpKind { Copy, Add, Merge };
+struct RingOpArgs {
+  RingOpKind kind = RingOpKind::Copy;
+  TensorArg dst, src, dst_lse, src_lse;
+  void* cuda_stream = nullptr;  // null: the device's own stream, synchronously
+};
+
 // The outcome of plan(): the path that will run (or none), and why faster paths were passed over.
 struct Plan {
   bool ok = false;
@@ -133,6 +146,9 @@ class DeviceImpl {
   // The backward, as plan()/run(). A backend without one passes every path over with the reason.
   virtual Plan plan_backward(const BwdArgs&, const std::optional<Path>& forced) const;
   virtual void run_backward(const Plan& plan, const BwdArgs& args);
+  // "" when run_ring_op works on this device, else the one-line reason (ring attention refuses the call with it).
+  virtual std::string ring_ops_why_not() const { return "no ring merge kernels on this backend yet"; }
+  virtual void run_ring_op(const RingOpArgs& op);
 
   virtual VulkanHandles vulkan_handles() const {
     throw Error(ErrorCode::InvalidArgument, "device: vulkan_handles() needs a Vulkan device");

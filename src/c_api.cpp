@@ -2,6 +2,7 @@
 // exception crosses the C boundary; failures become an ft_status plus a thread-local message.
 #include <flashtile/flashtile.h>
 #include <flashtile/flashtile.hpp>
+#include <flashtile/ring_nccl.hpp>
 
 #include <array>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 struct ft_device {
   flashtile::Device device;
@@ -94,6 +96,14 @@ Backend to_backend(int b) {
 DType to_dtype(int d) {
   if (d < 0 || d >= kNumDTypes) throw flashtile::Error(ErrorCode::InvalidArgument, "dtype: unknown value " + std::to_string(d));
   return static_cast<DType>(d);
+}
+
+flashtile::Sharding to_sharding(int s) {
+  static_assert(static_cast<int>(flashtile::Sharding::Contiguous) == FT_SHARDING_CONTIGUOUS &&
+                static_cast<int>(flashtile::Sharding::Zigzag) == FT_SHARDING_ZIGZAG);
+  if (s != FT_SHARDING_CONTIGUOUS && s != FT_SHARDING_ZIGZAG)
+    throw flashtile::Error(ErrorCode::InvalidArgument, "sharding: unknown value " + std::to_string(s));
+  return static_cast<flashtile::Sharding>(s);
 }
 
 flashtile::Shape to_shape(int rank, const int64_t* shape) {
@@ -485,6 +495,145 @@ ft_status ft_attention_varlen_plan(const ft_tensor* q, const ft_tensor* k, const
                        return flashtile::plan_attention_varlen(q->tensor, k->tensor, v->tensor, out->tensor,
                                                                optional(lse), lengths, opt);
                      });
+}
+
+}  // extern "C"
+
+// ---- Ring attention. ----------------------------------------------------------------------------------------
+
+namespace {
+
+static_assert(FT_NCCL_UNIQUE_ID_BYTES == flashtile::kNcclUniqueIdBytes);
+
+flashtile::RingLayout to_layout(int world, int rank, int sharding) {
+  return flashtile::RingLayout{world, rank, to_sharding(sharding)};
+}
+
+// The tensors of `world` ranks from a C array (NULL array: none).
+template <class T>
+std::vector<flashtile::Tensor> rank_tensors(T* const* arr, int world, const char* name) {
+  std::vector<flashtile::Tensor> out;
+  if (!arr) return out;
+  for (int r = 0; r < world; ++r) {
+    if (!arr[r]) throw flashtile::Error(ErrorCode::InvalidArgument, std::string(name) + "[" + std::to_string(r) + "]: must not be NULL");
+    out.push_back(arr[r]->tensor);
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+ft_status ft_shard_sequence(ft_tensor* local, const ft_tensor* global, int world, int rank, int sharding) {
+  return guarded([&] {
+    require(local && global, "local, global: must not be NULL");
+    flashtile::shard_sequence(local->tensor, global->tensor, to_layout(world, rank, sharding));
+  });
+}
+
+ft_status ft_unshard_sequence(ft_tensor* global, const ft_tensor* local, int world, int rank, int sharding) {
+  return guarded([&] {
+    require(local && global, "local, global: must not be NULL");
+    flashtile::unshard_sequence(global->tensor, local->tensor, to_layout(world, rank, sharding));
+  });
+}
+
+ft_status ft_ring_positions(int world, int rank, int sharding, int64_t local_len, int64_t* positions) {
+  return guarded([&] {
+    require(positions != nullptr, "positions: must not be NULL");
+    const std::vector<std::int64_t> p = flashtile::ring_positions(to_layout(world, rank, sharding), local_len);
+    std::copy(p.begin(), p.end(), positions);
+  });
+}
+
+ft_status ft_ring_attention_forward_simulated(int world, int sharding, const ft_tensor* const* q,
+                                              const ft_tensor* const* k, const ft_tensor* const* v,
+                                              ft_tensor* const* out, ft_tensor* const* lse, const ft_options* options,
+                                              ft_result* result) {
+  return guarded([&] {
+    require(world >= 1, "world: must be >= 1");
+    require(q && k && v && out, "q, k, v, out: must not be NULL");
+    std::vector<flashtile::Tensor> o = rank_tensors(out, world, "out"), l = rank_tensors(lse, world, "lse");
+    fill_result(flashtile::ring_attention_forward_simulated(to_sharding(sharding), rank_tensors(q, world, "q"),
+                                                            rank_tensors(k, world, "k"), rank_tensors(v, world, "v"), o,
+                                                            lse ? &l : nullptr, to_options(options)),
+                result);
+  });
+}
+
+ft_status ft_ring_attention_backward_simulated(int world, int sharding, const ft_tensor* const* q,
+                                               const ft_tensor* const* k, const ft_tensor* const* v,
+                                               const ft_tensor* const* out, const ft_tensor* const* lse,
+                                               const ft_tensor* const* dout, ft_tensor* const* dq,
+                                               ft_tensor* const* dk, ft_tensor* const* dv, const ft_options* options,
+                                               ft_result* result) {
+  return guarded([&] {
+    require(world >= 1, "world: must be >= 1");
+    require(q && k && v && out && lse && dout && dq && dk && dv,
+            "q, k, v, out, lse, dout, dq, dk, dv: must not be NULL");
+    std::vector<flashtile::Tensor> gq = rank_tensors(dq, world, "dq"), gk = rank_tensors(dk, world, "dk"),
+                                   gv = rank_tensors(dv, world, "dv");
+    fill_result(flashtile::ring_attention_backward_simulated(
+                    to_sharding(sharding), rank_tensors(q, world, "q"), rank_tensors(k, world, "k"),
+                    rank_tensors(v, world, "v"), rank_tensors(out, world, "out"), rank_tensors(lse, world, "lse"),
+                    rank_tensors(dout, world, "dout"), gq, gk, gv, to_options(options)),
+                result);
+  });
+}
+
+const char* ft_nccl_unavailable_reason(void) {
+  thread_local std::string why;
+  why = flashtile::nccl_unavailable_reason();
+  return why.c_str();
+}
+
+ft_status ft_nccl_unique_id(char* id) {
+  return guarded([&] {
+    require(id != nullptr, "id: must not be NULL");
+    const flashtile::NcclUniqueId u = flashtile::nccl_unique_id();
+    std::memcpy(id, u.data(), u.size());
+  });
+}
+
+ft_status ft_nccl_comm_init(int world, int rank, const char* id, const ft_device* device, void** comm) {
+  return guarded([&] {
+    require(id && device && comm, "id, device, comm: must not be NULL");
+    flashtile::NcclUniqueId u;
+    std::memcpy(u.data(), id, u.size());
+    *comm = flashtile::nccl_comm_init(world, rank, u, device->device);
+  });
+}
+
+ft_status ft_nccl_comm_destroy(void* comm) {
+  return guarded([&] { flashtile::nccl_comm_destroy(static_cast<ncclComm*>(comm)); });
+}
+
+ft_status ft_ring_attention_forward(void* nccl_comm, int sharding, const ft_tensor* q, const ft_tensor* k,
+                                    const ft_tensor* v, ft_tensor* out, ft_tensor* lse, const ft_options* options,
+                                    ft_result* result) {
+  return guarded([&] {
+    require(q && k && v && out, "q, k, v, out: must not be NULL");
+    const flashtile::NcclRing ring{static_cast<ncclComm*>(nccl_comm), to_sharding(sharding)};
+    fill_result(flashtile::ring_attention_forward(ring, q->tensor, k->tensor, v->tensor, out->tensor,
+                                                  lse ? &lse->tensor : nullptr, to_options(options)),
+                result);
+  });
+}
+
+ft_status ft_ring_attention_backward(void* nccl_comm, int sharding, const ft_tensor* q, const ft_tensor* k,
+                                     const ft_tensor* v, const ft_tensor* out, const ft_tensor* lse,
+                                     const ft_tensor* dout, ft_tensor* dq, ft_tensor* dk, ft_tensor* dv,
+                                     const ft_options* options, ft_result* result) {
+  return guarded([&] {
+    require(q && k && v && out && lse && dout && dq && dk && dv,
+            "q, k, v, out, lse, dout, dq, dk, dv: must not be NULL");
+    const flashtile::NcclRing ring{static_cast<ncclComm*>(nccl_comm), to_sharding(sharding)};
+    fill_result(flashtile::ring_attention_backward(ring, q->tensor, k->tensor, v->tensor, out->tensor, lse->tensor,
+                                                   dout->tensor, dq->tensor, dk->tensor, dv->tensor,
+                                                   to_options(options)),
+                result);
+  });
 }
 
 }  // extern "C"

@@ -5,6 +5,7 @@
 #include "checked.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -296,6 +297,46 @@ void reference_backward(const BwdArgs& g) {
   });
 }
 
+// Ring attention's elementwise work (backend.hpp, RingOpArgs), one loop over the view's rows. Merge reads both LSEs
+// before writing either side, row by row.
+void ring_op(const RingOpArgs& op) {
+  const TensorArg &dst = op.dst, &src = op.src;
+  const int rank = dst.shape.rank;
+  std::array<std::int64_t, 4> n{1, 1, 1, 1}, sd{0, 0, 0, 0}, ss{0, 0, 0, 0};
+  for (int i = 0; i < rank; ++i) {
+    const auto at = static_cast<std::size_t>(4 - rank + i);
+    n[at] = dst.shape[i], sd[at] = dst.strides[i], ss[at] = src.strides[i];
+  }
+  auto* d = const_cast<std::byte*>(ptr(dst));
+  const std::byte* s = ptr(src);
+  for (std::int64_t a = 0; a < n[0]; ++a)
+    for (std::int64_t b = 0; b < n[1]; ++b)
+      for (std::int64_t c = 0; c < n[2]; ++c) {
+        const std::int64_t drow = a * sd[0] + b * sd[1] + c * sd[2], srow = a * ss[0] + b * ss[1] + c * ss[2];
+        double wa = 0, wb = 1;  // Merge: o = o_a·wa + o_b·wb
+        if (op.kind == RingOpKind::Merge) {  // [B, L, H, D] rows are (b = a, i = b, h = c)
+          const std::int64_t dl = a * op.dst_lse.strides[0] + c * op.dst_lse.strides[1] + b * op.dst_lse.strides[2];
+          const std::int64_t sl = a * op.src_lse.strides[0] + c * op.src_lse.strides[1] + b * op.src_lse.strides[2];
+          const double la = load(ptr(op.dst_lse), DType::F32, dl), lb = load(ptr(op.src_lse), DType::F32, sl);
+          if (std::isinf(lb) && lb < 0) continue;  // src saw no key: dst unchanged
+          const double m = std::max(la, lb);
+          const double lse = (std::isinf(la) && la < 0) ? lb : m + std::log(std::exp(la - m) + std::exp(lb - m));
+          wa = (std::isinf(la) && la < 0) ? 0.0 : std::exp(la - lse);
+          wb = std::exp(lb - lse);
+          store(const_cast<std::byte*>(ptr(op.dst_lse)), DType::F32, dl, lse);
+        }
+        for (std::int64_t e = 0; e < n[3]; ++e) {
+          const double x = load(s, src.dtype, srow + e * ss[3]);
+          const std::int64_t at = drow + e * sd[3];
+          switch (op.kind) {
+            case RingOpKind::Copy: store(d, dst.dtype, at, x); break;
+            case RingOpKind::Add: store(d, dst.dtype, at, load(d, dst.dtype, at) + x); break;
+            case RingOpKind::Merge: store(d, dst.dtype, at, load(d, dst.dtype, at) * wa + x * wb); break;
+          }
+        }
+      }
+}
+
 class CpuDevice final : public DeviceImpl {
  public:
   CpuDevice() {
@@ -345,6 +386,8 @@ class CpuDevice final : public DeviceImpl {
                        "cpu:0");
   }
   void run_backward(const Plan&, const BwdArgs& g) override { reference_backward(g); }
+  std::string ring_ops_why_not() const override { return ""; }
+  void run_ring_op(const RingOpArgs& op) override { ring_op(op); }
   void sync() override {}
 
  private:

@@ -193,5 +193,9 @@ void DeviceImpl::run_backward(const Plan& plan, const BwdArgs&) {
   throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": no backward kernel on this path");
 }
 
+void DeviceImpl::run_ring_op(const RingOpArgs&) {
+  throw Error(ErrorCode::Unsupported, device_label(info()) + ": " + ring_ops_why_not());
+}
+
 }  // namespace detail
 }  // namespace flashtile

@@ -1,6 +1,7 @@
 // The CUDA backend's DeviceImpl: one device per CUDA ordinal. Memory through cudaMalloc/cudaMemcpy, calls planned
 // over the kernel families (sm90 first on Hopper, then sm80) and launched through each family's launch layer.
 #include "attn/bwd_params.hpp"
+#include "attn/ring_ops.hpp"
 #include "tile/constants.hpp"
 #include "backend.hpp"
 #include "checked.hpp"
@@ -256,6 +257,19 @@ class CudaDevice final : public DeviceImpl {
     if (own) check(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)), ("cuda run " + plan.kernel).c_str());
   }
 
+  std::string ring_ops_why_not() const override { return ""; }
+
+  void run_ring_op(const RingOpArgs& op) override {
+    const DeviceScope scope(ordinal_);
+    cuda::RingOpParams p = ring_params(op);
+    const bool own = op.cuda_stream == nullptr;
+    p.stream = own ? own_stream() : op.cuda_stream;
+    cudaGetLastError();
+    cuda::ring_op_launch(p);
+    check(cudaGetLastError(), "cuda launch ring_op");
+    if (own) check(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)), "cuda run ring_op");
+  }
+
   void sync() override {
     const DeviceScope scope(ordinal_);
     check(cudaDeviceSynchronize(), "cuda sync");
@@ -263,6 +277,36 @@ class CudaDevice final : public DeviceImpl {
 
  private:
   static void* ptr(BufferRef b) { return reinterpret_cast<void*>(b.handle + b.offset); }
+
+  // RingOpArgs as the kernel takes them: shapes and strides right-aligned to 4 (rank 3: LSE rows), dtypes.
+  static cuda::RingOpParams ring_params(const RingOpArgs& op) {
+    const auto dtype = [](DType d) {
+      return d == DType::F16 ? cuda::RingDType::F16 : d == DType::BF16 ? cuda::RingDType::BF16 : cuda::RingDType::F32;
+    };
+    cuda::RingOpParams p;
+    p.op = op.kind == RingOpKind::Copy ? cuda::RingOp::Copy : op.kind == RingOpKind::Add ? cuda::RingOp::Add
+                                                                                          : cuda::RingOp::Merge;
+    p.dst = ptr(op.dst.buf);
+    p.src = ptr(op.src.buf);
+    p.dst_dtype = dtype(op.dst.dtype);
+    p.src_dtype = dtype(op.src.dtype);
+    const int rank = op.dst.shape.rank;
+    for (int i = 0; i < rank; ++i) {
+      const auto at = static_cast<std::size_t>(4 - rank + i);
+      p.n[at] = op.dst.shape[i];
+      p.dst_stride[at] = op.dst.strides[i];
+      p.src_stride[at] = op.src.strides[i];
+    }
+    if (op.kind == RingOpKind::Merge) {
+      p.dst_lse = static_cast<float*>(ptr(op.dst_lse.buf));
+      p.src_lse = static_cast<const float*>(ptr(op.src_lse.buf));
+      for (std::size_t i = 0; i < 3; ++i) {
+        p.dst_lse_stride[i] = op.dst_lse.strides[int(i)];
+        p.src_lse_stride[i] = op.src_lse.strides[int(i)];
+      }
+    }
+    return p;
+  }
 
   // choose_path over this device's paths; a forced path it never lists (sm90 on an sm_86, or not compiled) still
   // gets a reason.

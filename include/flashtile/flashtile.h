@@ -224,6 +224,48 @@ FT_API ft_status ft_attention_varlen_plan(const ft_tensor* q, const ft_tensor* k
                                           const ft_tensor* cu_seqlens_k, int64_t max_seqlen_q, int64_t max_seqlen_k,
                                           const ft_options* options, ft_result* result);
 
+/* ---- Ring attention: context parallelism (C++: flashtile/ring.hpp, flashtile/ring_nccl.hpp). ------------------ */
+
+/* How a sequence of S tokens is split over `world` ranks: contiguous (rank r holds [r*S/world, (r+1)*S/world); S
+ * divisible by world), or zigzag (2*world chunks, rank r holds chunks r and 2*world-1-r; S divisible by 2*world). */
+typedef enum ft_sharding { FT_SHARDING_CONTIGUOUS = 0, FT_SHARDING_ZIGZAG = 1 } ft_sharding;
+
+/* Copy rank `rank`'s rows of a global [B, S, H, D] tensor into local [B, S/world, H, D], and back. */
+FT_API ft_status ft_shard_sequence(ft_tensor* local, const ft_tensor* global, int world, int rank, int sharding);
+FT_API ft_status ft_unshard_sequence(ft_tensor* global, const ft_tensor* local, int world, int rank, int sharding);
+/* The global position of each of a rank's local_len rows, into positions[0 .. local_len). */
+FT_API ft_status ft_ring_positions(int world, int rank, int sharding, int64_t local_len, int64_t* positions);
+
+/* The ring on one device: `world` simulated ranks, rank r's tensors at index r of each array (equal shapes; q, k, v
+ * and out [B, S/world, H, D], lse NULL or an array of f32 [B, Hq, S/world]). The same algorithm as over NCCL, with
+ * device copies for messages. Devices without the ring's merge kernels refuse with the reason (FT_ERROR_UNSUPPORTED). */
+FT_API ft_status ft_ring_attention_forward_simulated(int world, int sharding, const ft_tensor* const* q,
+                                                     const ft_tensor* const* k, const ft_tensor* const* v,
+                                                     ft_tensor* const* out, ft_tensor* const* lse,
+                                                     const ft_options* options, ft_result* result);
+FT_API ft_status ft_ring_attention_backward_simulated(int world, int sharding, const ft_tensor* const* q,
+                                                      const ft_tensor* const* k, const ft_tensor* const* v,
+                                                      const ft_tensor* const* out, const ft_tensor* const* lse,
+                                                      const ft_tensor* const* dout, ft_tensor* const* dq,
+                                                      ft_tensor* const* dk, ft_tensor* const* dv,
+                                                      const ft_options* options, ft_result* result);
+
+/* Over NCCL, one rank per GPU. nccl_comm is an ncclComm_t; every rank calls with the same shapes and options.
+ * Builds without the NCCL transport, or machines without libnccl, return FT_ERROR_BACKEND_UNAVAILABLE with the
+ * reason; ft_nccl_unavailable_reason() gives it up front ("" when available). */
+#define FT_NCCL_UNIQUE_ID_BYTES 128
+FT_API const char* ft_nccl_unavailable_reason(void);
+FT_API ft_status ft_nccl_unique_id(char* id /* FT_NCCL_UNIQUE_ID_BYTES */);
+FT_API ft_status ft_nccl_comm_init(int world, int rank, const char* id, const ft_device* device, void** comm);
+FT_API ft_status ft_nccl_comm_destroy(void* comm);
+FT_API ft_status ft_ring_attention_forward(void* nccl_comm, int sharding, const ft_tensor* q, const ft_tensor* k,
+                                           const ft_tensor* v, ft_tensor* out, ft_tensor* lse,
+                                           const ft_options* options, ft_result* result);
+FT_API ft_status ft_ring_attention_backward(void* nccl_comm, int sharding, const ft_tensor* q, const ft_tensor* k,
+                                            const ft_tensor* v, const ft_tensor* out, const ft_tensor* lse,
+                                            const ft_tensor* dout, ft_tensor* dq, ft_tensor* dk, ft_tensor* dv,
+                                            const ft_options* options, ft_result* result);
+
 #ifdef __cplusplus
 }
 #endif

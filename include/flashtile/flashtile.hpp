@@ -3,6 +3,7 @@
 
 #include <flashtile/attention.hpp>
 #include <flashtile/device.hpp>
+#include <flashtile/ring.hpp>
 #include <flashtile/serving.hpp>
 #include <flashtile/tensor.hpp>
 #include <flashtile/types.hpp>

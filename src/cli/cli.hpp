@@ -62,6 +62,8 @@ double median_ms(int warmup, int iters, bool quiet, Call&& call) {
 
 // `flashtile run --page-size N` and `flashtile run --varlen L1,L2,...` (src/cli/serving.cpp).
 int run_serving(const Args& args);
+// `flashtile run --ring N [--zigzag]`: the simulated ring against full attention (src/cli/ring.cpp).
+int run_ring(const Args& args);
 
 int cmd_info(int argc, char** argv);
 int cmd_run(int argc, char** argv);

@@ -110,6 +110,9 @@ const char* kUsage =
     "       --varlen L1,L2,... (attention_varlen: a packed batch of sequences of those query lengths, keys as many\n"
     "         unless --varlen-k K1,K2,... gives them); both with --check compare every sequence with the CPU\n"
     "         reference (exit 1 on mismatch); a device without the kernel reports why (exit 2)\n"
+    "       --ring N [--zigzag] (ring attention over N simulated ranks on the device: --seq split contiguously, or\n"
+    "         zigzag in 2N chunks; with --backward the ring backward too; --check compares out, lse and the\n"
+    "         gradients with full attention on the CPU reference, exit 1 on mismatch)\n"
     "  bench [options]                     the benchmark grid, --backward and --fwd-bwd too (flashtile bench --help)\n";
 
 bool is_help_flag(const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); }

@@ -240,9 +240,11 @@ int cmd_info(int argc, char** argv) {
 
 int cmd_run(int argc, char** argv) {
   const Args args(argc, argv, 2,
-                  {"causal", "no-causal", "check", "json", "reduced-precision", "backward", "deterministic"},
+                  {"causal", "no-causal", "check", "json", "reduced-precision", "backward", "deterministic", "zigzag"},
                   {"batch", "seq", "seq-k", "heads", "heads-kv", "dim", "dtype", "scale", "backend", "device", "path",
-                   "seed", "iters", "warmup", "page-size", "append", "varlen", "varlen-k"});
+                   "seed", "iters", "warmup", "page-size", "append", "varlen", "varlen-k", "ring"});
+  if (args.has("ring")) return run_ring(args);
+  if (args.has("zigzag")) throw Error(ErrorCode::InvalidArgument, "--zigzag: a sharding of --ring; add --ring N");
   if (args.has("page-size") || args.has("varlen") || args.has("append") || args.has("varlen-k"))
     return run_serving(args);
   Problem p;

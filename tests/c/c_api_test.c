@@ -934,6 +934,66 @@ static void devices(void) {
   }
 }
 
+/* Ring attention through the C API: 3 simulated zigzag ranks on the CPU against ft_attention_forward of the whole
+ * sequence (f32, causal), the positions helper, and the NCCL entry points refusing a NULL communicator. */
+#define RING_N 3
+#define RING_S 12 /* 2 * RING_N chunks of 2 */
+#define RING_H 2
+#define RING_D 8
+static void ring_case(ft_device* dev) {
+  const int64_t gshape[4] = {1, RING_S, RING_H, RING_D}, lshape[4] = {1, RING_S / RING_N, RING_H, RING_D};
+  const int64_t lse_shape[3] = {1, RING_H, RING_S / RING_N};
+  const size_t n = RING_S * RING_H * RING_D, nl = n / RING_N;
+  float host[3][RING_S * RING_H * RING_D], want[RING_S * RING_H * RING_D], got[RING_S * RING_H * RING_D];
+  double ref[RING_S * RING_H * RING_D];
+  ft_tensor *g[3], *whole_out = NULL, *ring_out = NULL, *loc[4][RING_N], *lse[RING_N];
+  int64_t pos[RING_S / RING_N];
+  ft_options opt = ft_options_default();
+  ft_result res;
+  size_t i;
+  int r, t;
+  opt.causal = 1;
+  CHECK_OK(ft_ring_positions(RING_N, 1, FT_SHARDING_ZIGZAG, RING_S / RING_N, pos));
+  CHECK(pos[0] == 2 && pos[1] == 3 && pos[2] == 8 && pos[3] == 9, "zigzag positions %lld %lld %lld %lld",
+        (long long)pos[0], (long long)pos[1], (long long)pos[2], (long long)pos[3]);
+  CHECK(ft_ring_positions(RING_N, 0, FT_SHARDING_ZIGZAG, 3, pos) == FT_ERROR_INVALID_ARGUMENT, "odd zigzag length");
+  for (t = 0; t < 3; ++t) {
+    for (i = 0; i < n; ++i) host[t][i] = rand_uniform();
+    CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 4, gshape, &g[t]));
+    CHECK_OK(ft_tensor_upload(g[t], host[t], n * sizeof(float)));
+  }
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 4, gshape, &whole_out));
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 4, gshape, &ring_out));
+  CHECK_OK(ft_attention_forward(g[0], g[1], g[2], whole_out, NULL, &opt, &res));
+  CHECK_OK(ft_tensor_download(whole_out, want, n * sizeof(float)));
+  for (r = 0; r < RING_N; ++r) {
+    for (t = 0; t < 4; ++t) {
+      CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 4, lshape, &loc[t][r]));
+      if (t < 3) CHECK_OK(ft_shard_sequence(loc[t][r], g[t], RING_N, r, FT_SHARDING_ZIGZAG));
+    }
+    CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F32, 3, lse_shape, &lse[r]));
+  }
+  CHECK_OK(ft_ring_attention_forward_simulated(RING_N, FT_SHARDING_ZIGZAG, (const ft_tensor* const*)loc[0],
+                                               (const ft_tensor* const*)loc[1], (const ft_tensor* const*)loc[2],
+                                               loc[3], lse, &opt, &res));
+  CHECK(strncmp(res.note, "ring: 3 ranks, zigzag", 21) == 0, "note %s", res.note);
+  for (r = 0; r < RING_N; ++r) CHECK_OK(ft_unshard_sequence(ring_out, loc[3][r], RING_N, r, FT_SHARDING_ZIGZAG));
+  CHECK_OK(ft_tensor_download(ring_out, got, n * sizeof(float)));
+  for (i = 0; i < n; ++i) ref[i] = want[i];
+  CHECK(rel_error(ref, got, n) <= 1e-5, "ring out rel error %g", rel_error(ref, got, n));
+  CHECK(ft_ring_attention_forward(NULL, FT_SHARDING_ZIGZAG, loc[0][0], loc[1][0], loc[2][0], loc[3][0], NULL, &opt,
+                                  &res) != FT_OK && ft_last_error()[0] != '\0',
+        "a NULL communicator must be refused");
+  printf("ring: 3 simulated zigzag ranks match the whole sequence (%zu local rows each)\n", nl / (RING_H * RING_D));
+  for (r = 0; r < RING_N; ++r) {
+    for (t = 0; t < 4; ++t) ft_tensor_destroy(loc[t][r]);
+    ft_tensor_destroy(lse[r]);
+  }
+  for (t = 0; t < 3; ++t) ft_tensor_destroy(g[t]);
+  ft_tensor_destroy(whole_out);
+  ft_tensor_destroy(ring_out);
+}
+
 int main(void) {
   ft_device* dev = NULL;
   const Case cases[] = {
@@ -962,6 +1022,7 @@ int main(void) {
   backward_errors(dev);
   for (i = 0; i < 2; ++i) paged_case(dev, (int)i), varlen_case(dev, (int)i);
   serving_errors(dev);
+  ring_case(dev);
   ft_device_destroy(dev);
   gpu_devices(cases, sizeof(cases) / sizeof(cases[0]));
   ft_device_destroy(NULL);
