@@ -54,6 +54,15 @@ struct DevTensor {
   }
 };
 
+// A contiguous tensor of dt on dev holding `values` (logical order), rounded to dt.
+inline Tensor upload_floats(const Device& dev, DType dt, const Shape& s, const std::vector<float>& values) {
+  Tensor t = Tensor::empty(dev, dt, s);
+  std::vector<std::byte> img(t.extent_bytes());
+  for (std::size_t i = 0; i < values.size(); ++i) put(img.data(), dt, std::int64_t(i), values[i]);
+  t.upload(img.data(), img.size());
+  return t;
+}
+
 inline DevTensor contiguous(const Device& dev, DType dt, const Shape& s) {
   Tensor t = Tensor::empty(dev, dt, s);
   return DevTensor{t, t, 0};

@@ -18,14 +18,6 @@ using namespace flashtile::testing;
 
 namespace {
 
-Tensor upload_floats(const Device& dev, DType dt, const Shape& s, const std::vector<float>& values) {
-  Tensor t = Tensor::empty(dev, dt, s);
-  std::vector<std::byte> img(t.extent_bytes());
-  for (std::size_t i = 0; i < values.size(); ++i) put(img.data(), dt, std::int64_t(i), values[i]);
-  t.upload(img.data(), img.size());
-  return t;
-}
-
 Tensor upload_ints(const Device& dev, const Shape& s, const std::vector<std::int32_t>& values) {
   Tensor t = Tensor::empty(dev, DType::I32, s);
   t.upload(values.data(), values.size() * sizeof(std::int32_t));
@@ -47,15 +39,57 @@ std::vector<float> random_values(std::mt19937_64& rng, DType dt, std::int64_t n)
   return v;
 }
 
+// The attention variants a serving case runs with (Options), the oracle's call the same: window, softcap, ALiBi's
+// geometric slopes, a sink logit per head.
+struct Mods {
+  std::int64_t window_left = -1, window_right = -1;
+  float softcap = 0.0f;
+  bool alibi = false, sinks = false;
+  std::string name() const {
+    std::string s;
+    if (window_left >= 0 || window_right >= 0)
+      s += " window " + std::to_string(window_left) + "," + std::to_string(window_right);
+    if (softcap > 0) s += " softcap " + std::to_string(softcap);
+    return s + (alibi ? " alibi" : "") + (sinks ? " sinks" : "");
+  }
+  std::vector<float> sink_logits(std::int64_t hq) const {
+    std::vector<float> v(std::size_t(hq), 0.0f);
+    for (std::size_t h = 0; h < v.size(); ++h) v[h] = 0.75f * float(h % 5) - 1.0f;
+    return v;
+  }
+  // Sets opt's variants, their tensors (f32 [Hq]) made on dev and kept in slopes / sinks.
+  void apply(Options& opt, const Device& dev, std::int64_t hq, Tensor& slopes, Tensor& sink) const {
+    opt.window_left = window_left;
+    opt.window_right = window_right;
+    opt.softcap = softcap;
+    if (alibi) {
+      std::vector<float> v(static_cast<std::size_t>(hq));
+      for (std::size_t h = 0; h < v.size(); ++h) v[h] = std::exp2(-8.0f * float(h + 1) / float(hq));
+      slopes = upload_floats(dev, DType::F32, Shape{1, {hq, 0, 0, 0}}, v);
+      opt.alibi_slopes = &slopes;
+    }
+    if (sinks) {
+      sink = upload_floats(dev, DType::F32, Shape{1, {hq, 0, 0, 0}}, sink_logits(hq));
+      opt.sinks = &sink;
+    }
+  }
+};
+
 // The oracle for one sequence: the CPU reference's dense forward on f32 rows [S, H, D].
 struct Dense {
   std::vector<float> out, lse;
 };
 Dense dense_reference(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                      std::int64_t sq, std::int64_t sk, std::int64_t hq, std::int64_t hkv, std::int64_t d, bool causal) {
+                      std::int64_t sq, std::int64_t sk, std::int64_t hq, std::int64_t hkv, std::int64_t d, bool causal,
+                      const Mods& mods = {}) {
   Dense r;
   r.out.assign(std::size_t(sq * hq * d), 0.0f);
   r.lse.assign(std::size_t(sq * hq), -std::numeric_limits<float>::infinity());
+  if (sq > 0 && sk == 0 && mods.sinks) {  // rows that see no key but a sink: 0 and the sink
+    const std::vector<float> sink = mods.sink_logits(hq);
+    for (std::int64_t h = 0; h < hq; ++h)
+      for (std::int64_t i = 0; i < sq; ++i) r.lse[std::size_t(h * sq + i)] = sink[std::size_t(h)];
+  }
   if (sq == 0 || sk == 0) return r;  // no query rows, or rows that see no key: 0 and -inf
   const Device cpu = Device::open(Backend::Cpu);
   const Tensor tq = upload_floats(cpu, DType::F32, Shape::of(1, sq, hq, d), q);
@@ -64,6 +98,8 @@ Dense dense_reference(const std::vector<float>& q, const std::vector<float>& k, 
   Tensor o = Tensor::empty(cpu, DType::F32, tq.shape()), l = Tensor::empty(cpu, DType::F32, Shape::of(1, hq, sq));
   Options opt;
   opt.causal = causal;
+  Tensor slopes, sink;
+  mods.apply(opt, cpu, hq, slopes, sink);
   attention_forward(tq, tk, tv, o, &l, opt);
   r.out = download_all(o);
   r.lse = download_all(l);
@@ -96,10 +132,11 @@ struct PagedCase {
   // The device gets a corrupt table row and length for the last sequence (out-of-range pages, a huge length): the
   // kernels must clamp them (no access outside the cache) and the other sequences stay right.
   bool corrupt_last = false;
+  Mods mods = {};
   std::string name() const {
     std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " Sq" + std::to_string(sq) + " new" + std::to_string(s_new) +
                     " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" + std::to_string(d) + " page" +
-                    std::to_string(page) + (causal ? " causal" : "") + " seqlens";
+                    std::to_string(page) + (causal ? " causal" : "") + mods.name() + " seqlens";
     for (auto x : seqlens) s += " " + std::to_string(x);
     return s;
   }
@@ -159,6 +196,8 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   Options opt;
   opt.causal = c.causal;
   opt.path = path;
+  Tensor slopes, sink;
+  c.mods.apply(opt, dev, c.hq, slopes, sink);
   try {
     attention_with_kvcache(q, cache, out.view, &lse.view, c.s_new ? &kn : nullptr, c.s_new ? &vn : nullptr, opt);
   } catch (const Error& e) {
@@ -171,7 +210,8 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   for (std::int64_t b = 0; b < B - (c.corrupt_last ? 1 : 0); ++b) {
     const std::int64_t n = c.seqlens[std::size_t(b)] + c.s_new;
     const std::vector<float> qb(&qv[std::size_t(b * c.sq * c.hq * c.d)], &qv[std::size_t((b + 1) * c.sq * c.hq * c.d)]);
-    const Dense ref = dense_reference(qb, keys[std::size_t(b)], vals[std::size_t(b)], c.sq, n, c.hq, c.hkv, c.d, c.causal);
+    const Dense ref =
+        dense_reference(qb, keys[std::size_t(b)], vals[std::size_t(b)], c.sq, n, c.hq, c.hkv, c.d, c.causal, c.mods);
     for (std::size_t i = 0; i < ref.out.size(); ++i) err.add(got[std::size_t(b * c.sq * c.hq * c.d) + i], ref.out[i]);
     for (std::size_t i = 0; i < ref.lse.size(); ++i) err.add_lse(got_lse[std::size_t(b * c.hq * c.sq) + i], ref.lse[i]);
   }
@@ -196,11 +236,13 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   return "";
 }
 
-// Runs `list` on every path; a path without the layout's kernels ("... kernel on this path") is reported skipped.
+// Runs `list` on every path; a path without the layout's kernels ("... kernel on this path") or, for the variant
+// lists, without the variants ("... implements these variants yet") is reported skipped.
 template <class Case, class Check>
-void run_serving(const std::vector<Case>& list, const char* what, std::uint64_t seed, Check check) {
+void run_serving(const std::vector<Case>& list, const char* what, std::uint64_t seed, Check check,
+                 const char* absent = "kernel on this path") {
   run_on_every_path(
-      list.size(), (std::string("serving conformance (") + what + ")").c_str(), "kernel on this path", seed,
+      list.size(), (std::string("serving conformance (") + what + ")").c_str(), absent, seed,
       [&](std::size_t i) { return list[i].name(); },
       [&](const Device& dev, Path path, std::size_t i) { return check(dev, path, list[i], seed + i); });
 }
@@ -213,9 +255,10 @@ struct VarlenCase {
   // The device gets cu_seqlens whose last entries are out of range (q negative, k huge): clamped by the kernels, and
   // the other sequences stay right.
   bool corrupt_last = false;
+  Mods mods = {};
   std::string name() const {
     std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" +
-                    std::to_string(d) + (causal ? " causal" : "") + " lengths";
+                    std::to_string(d) + (causal ? " causal" : "") + mods.name() + " lengths";
     for (std::size_t i = 0; i < lq.size(); ++i) s += " " + std::to_string(lq[i]) + "x" + std::to_string(lk[i]);
     return s;
   }
@@ -245,6 +288,8 @@ std::string check_varlen(const Device& dev, Path path, const VarlenCase& c, std:
   Options opt;
   opt.causal = c.causal;
   opt.path = path;
+  Tensor slopes, sink;
+  c.mods.apply(opt, dev, c.hq, slopes, sink);
   try {
     attention_varlen(q, k, v, out.view, &lse.view, lens, opt);
   } catch (const Error& e) {
@@ -260,9 +305,9 @@ std::string check_varlen(const Device& dev, Path path, const VarlenCase& c, std:
       return std::vector<float>(x.begin() + from, x.begin() + from + n);
     };
     const std::int64_t sq = c.lq[std::size_t(b)], sk = c.lk[std::size_t(b)];
-    const Dense ref = dense_reference(slice(qv, cq[std::size_t(b)] * qrow, sq * qrow),
-                                      slice(kv, ck[std::size_t(b)] * krow, sk * krow),
-                                      slice(vv, ck[std::size_t(b)] * krow, sk * krow), sq, sk, c.hq, c.hkv, c.d, c.causal);
+    const Dense ref = dense_reference(
+        slice(qv, cq[std::size_t(b)] * qrow, sq * qrow), slice(kv, ck[std::size_t(b)] * krow, sk * krow),
+        slice(vv, ck[std::size_t(b)] * krow, sk * krow), sq, sk, c.hq, c.hkv, c.d, c.causal, c.mods);
     for (std::int64_t i = 0; i < sq * qrow; ++i) err.add(got[std::size_t(cq[std::size_t(b)] * qrow + i)], ref.out[std::size_t(i)]);
     for (std::int64_t h = 0; h < c.hq; ++h)
       for (std::int64_t i = 0; i < sq; ++i)
@@ -298,6 +343,25 @@ TEST_CASE("conformance serving: packed variable-length batches") {
   list.push_back({{100, 7}, {30, 200}, 2, 2, 256, false, DType::F16});
   list.push_back({{257}, {257}, 4, 4, 64, false, DType::BF16});
   run_serving(list, "varlen", config().seed + 41000, check_varlen);
+}
+
+// The variants on the serving layouts: windows that skip whole pages and tiles, rows whose window holds no key (with
+// and without a sink), a sink in split-KV decode (joins each row once, not per split), softcap and ALiBi with GQA.
+TEST_CASE("conformance serving: variants on a paged KV cache and varlen batches") {
+  const char* absent = "kernel on this path|implements these variants yet";
+  std::vector<PagedCase> paged;
+  paged.push_back({{3000, 17, 500}, 1, 0, 8, 2, 128, 64, true, DType::BF16, false, {256, 0, 0, false, true}});
+  paged.push_back({{2500, 40}, 4, 4, 8, 1, 64, 16, true, DType::F16, false, {100, 0, 0, true, true}});
+  paged.push_back({{1000}, 1, 0, 4, 4, 128, 32, false, DType::BF16, false, {-1, -1, 0, false, true}});
+  paged.push_back({{700, 130}, 40, 0, 4, 2, 128, 64, true, DType::BF16, false, {64, 0, 30, true, false}});
+  paged.push_back({{70}, 40, 0, 2, 2, 64, 16, false, DType::F16, false, {0, 0, 0, false, true}});  // rows without keys
+  paged.push_back({{300, 5}, 3, 2, 8, 2, 256, 16, false, DType::F16, false, {20, 7, 8, true, false}});
+  run_serving(paged, "paged variants", config().seed + 42000, check_paged, absent);
+  std::vector<VarlenCase> varlen;
+  varlen.push_back({{1, 17, 300, 0}, {1, 17, 900, 5}, 4, 1, 64, true, DType::F16, false, {50, 0, 0, false, true}});
+  varlen.push_back({{100, 7, 64}, {30, 200, 64}, 8, 2, 128, false, DType::BF16, false, {10, 3, 20, true, true}});
+  varlen.push_back({{257, 90}, {257, 600}, 4, 4, 256, true, DType::BF16, false, {-1, -1, 5, true, false}});
+  run_serving(varlen, "varlen variants", config().seed + 43000, check_varlen, absent);
 }
 
 // Device-resident tables are not read back before a call (serving.hpp): a corrupt entry must give wrong numbers for its

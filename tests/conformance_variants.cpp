@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "every_path.hpp"
+#include "reference.hpp"
 #include "test_config.hpp"
 
 #include <cstdio>
@@ -155,6 +156,85 @@ void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list
       });
 }
 
+// The backward of case c with variant var on one path against the CPU reference's backward of the same inputs, out,
+// lse (the CPU forward's) and dout; returns the refusal or "".
+std::string check_variant_backward(const Device& dev, Path path, const cases::Case& c, const Variant& var,
+                                   bool deterministic, std::uint64_t seed) {
+  const Device cpu = Device::open(Backend::Cpu);
+  const std::vector<float> slopes = alibi_slopes(c.heads_q);
+  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
+  const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto values = [&](std::int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = round_to(c.dtype, normal(rng));
+    return v;
+  };
+  const std::vector<float> qv = values(qs.numel()), kv = values(ks.numel()), vv = values(ks.numel()),
+                           dov = values(qs.numel());
+  struct Call {  // one device's tensors
+    Tensor q, k, v, out, lse, dout, dq, dk, dv, slopes;
+  };
+  auto make = [&](const Device& d) {
+    Call t{upload_floats(d, c.dtype, qs, qv), upload_floats(d, c.dtype, ks, kv), upload_floats(d, c.dtype, ks, vv),
+           Tensor::empty(d, c.dtype, qs), Tensor::empty(d, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q)),
+           upload_floats(d, c.dtype, qs, dov), Tensor::empty(d, c.dtype, qs), Tensor::empty(d, c.dtype, ks),
+           Tensor::empty(d, c.dtype, ks), f32_tensor(d, slopes, Shape{1, {c.heads_q, 0, 0, 0}})};
+    return t;
+  };
+  Call ref = make(cpu), got = make(dev);
+  Options opt;
+  opt.causal = c.causal;
+  opt.window_left = var.window_left;
+  opt.window_right = var.window_right;
+  opt.softcap = var.softcap;
+  opt.deterministic = deterministic;
+  if (var.alibi) opt.alibi_slopes = &ref.slopes;
+  attention_forward(ref.q, ref.k, ref.v, ref.out, &ref.lse, opt);
+  attention_backward(ref.q, ref.k, ref.v, ref.out, ref.lse, ref.dout, ref.dq, ref.dk, ref.dv, opt);
+  // The path gets the CPU forward's out (in the dtype) and lse, so only its backward is measured.
+  std::vector<std::byte> img(ref.out.extent_bytes());
+  ref.out.download(img.data(), img.size());
+  got.out.upload(img.data(), img.size());
+  img.resize(ref.lse.extent_bytes());
+  ref.lse.download(img.data(), img.size());
+  got.lse.upload(img.data(), img.size());
+  for (Tensor* t : {&got.dq, &got.dk, &got.dv}) {
+    std::vector<std::byte> nan(t->extent_bytes(), kPoisonByte);
+    t->upload(nan.data(), nan.size());
+  }
+  opt.path = path;
+  if (var.alibi) opt.alibi_slopes = &got.slopes;
+  try {
+    attention_backward(got.q, got.k, got.v, got.out, got.lse, got.dout, got.dq, got.dk, got.dv, opt);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unsupported) return e.what();
+    FAIL_CHECK("attention_backward threw: ", std::string(e.what()));
+    return "";
+  }
+  auto read = [&](const Tensor& t) {
+    std::vector<std::byte> b(t.extent_bytes());
+    t.download(b.data(), b.size());
+    std::vector<float> v(std::size_t(t.shape().numel()));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = get(b.data(), t.dtype(), std::int64_t(i));
+    return v;
+  };
+  const char* names[] = {"dq", "dk", "dv"};
+  const Tensor* gots[] = {&got.dq, &got.dk, &got.dv};
+  const Tensor* refs[] = {&ref.dq, &ref.dk, &ref.dv};
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<float> g = read(*gots[i]), r = read(*refs[i]);
+    std::int64_t bad = 0;
+    for (float x : g) bad += !std::isfinite(x);
+    const double rel = cases::rel_l2_error(g, r);
+    INFO(names[i], ": rel_error ", rel, ", non-finite ", bad);
+    CHECK(bad == 0);
+    CHECK(rel <= cases::grad_tolerance(c.dtype));
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("conformance variants: each variant and combinations, odd sizes, Sq != Sk both ways, GQA") {
@@ -184,6 +264,59 @@ TEST_CASE("conformance variants: named models") {
       {cases::Case{2, 31, 200, 8, 8, 64, true, DType::F16}, {-1, -1, 0, true, false}},        // BLOOM
   };
   check_variant_list(list, "models", config().seed + 51000);
+}
+
+// What the kernels' block skipping and special rows need: windows that skip whole key tiles (both sides, every head
+// dim's tile size), rows whose window holds no key (with a sink: O = 0, LSE = the sink), split-KV decode shapes with a
+// sink over many splits (a sink counted per split would be caught), softcaps that saturate and that barely bend.
+TEST_CASE("conformance variants: block skipping, rows without keys, decode splits, extreme softcaps") {
+  std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{2, 700, 700, 4, 2, 128, false, DType::BF16}, {50, 20, 0, false, false}},
+      {cases::Case{1, 700, 900, 4, 1, 64, true, DType::F16}, {100, 0, 0, true, false}},
+      {cases::Case{1, 300, 500, 2, 2, 256, false, DType::F16}, {33, 70, 0, false, true}},
+      {cases::Case{1, 200, 1000, 4, 4, 128, false, DType::BF16}, {-1, 40, 0, false, false}},  // right side only
+      {cases::Case{1, 1000, 200, 4, 2, 64, false, DType::F16}, {0, 0, 0, false, true}},      // most rows see none
+      {cases::Case{1, 100, 20, 4, 2, 128, true, DType::BF16}, {3, 0, 0, false, false}},      // ... and no sink
+      {cases::Case{1, 1, 3000, 8, 1, 128, false, DType::BF16}, {-1, -1, 0, false, true}},    // decode: many splits
+      {cases::Case{2, 5, 3000, 8, 2, 64, true, DType::F16}, {300, 0, 0, true, true}},        // decode, window, GQA
+      {cases::Case{1, 16, 2000, 4, 4, 256, false, DType::BF16}, {7, 2, 0, false, true}},     // decode, window in 1 tile
+      {cases::Case{1, 2, 100, 4, 1, 64, false, DType::F16}, {0, 0, 0, false, true}},         // decode, rows see 1 key
+      {cases::Case{1, 130, 130, 4, 2, 128, true, DType::BF16}, {-1, -1, 1000, false, false}},
+      {cases::Case{1, 130, 257, 4, 2, 64, false, DType::F16}, {-1, -1, 0.5f, true, false}},
+  };
+  check_variant_list(list, "kernel cases", config().seed + 53000);
+}
+
+// The backward of window, softcap and ALiBi on every path against the CPU reference backward (sinks have no backward
+// yet): whole query and key blocks skipped, rows without keys, a softcap whose tanh' is far from 1 (a missing factor
+// fails), GQA, Sq != Sk both ways, the deterministic dQ kernel too.
+TEST_CASE("conformance variants: the backward on every path") {
+  struct Item {
+    cases::Case c;
+    Variant var;
+    bool deterministic;
+  };
+  const std::vector<Item> list = {
+      {cases::Case{1, 300, 300, 4, 2, 128, false, DType::BF16}, {40, 10, 0, false, false}, false},
+      {cases::Case{1, 300, 300, 4, 2, 128, false, DType::BF16}, {40, 10, 0, false, false}, true},
+      {cases::Case{2, 77, 77, 4, 4, 64, false, DType::F16}, {-1, -1, 1.5f, false, false}, false},
+      {cases::Case{1, 200, 90, 4, 1, 128, true, DType::F16}, {-1, -1, 2.0f, false, false}, true},
+      {cases::Case{1, 90, 200, 8, 2, 64, false, DType::BF16}, {-1, -1, 0, true, false}, false},
+      {cases::Case{1, 70, 33, 4, 2, 128, false, DType::F16}, {0, 0, 0, false, false}, false},  // rows without keys
+      {cases::Case{1, 257, 400, 4, 2, 128, true, DType::BF16}, {64, 0, 3.0f, true, false}, true},
+      {cases::Case{1, 150, 150, 2, 1, 256, false, DType::F16}, {20, 30, 1.0f, true, false}, false},
+      {cases::Case{1, 150, 150, 2, 1, 256, true, DType::F16}, {20, 0, 0, false, false}, true},
+      {cases::Case{2, 33, 500, 4, 4, 64, false, DType::BF16}, {-1, 60, 0, true, false}, true},
+  };
+  const std::uint64_t seed = config().seed + 54000;
+  run_on_every_path(
+      list.size(), "variants backward", "implements these variants yet|no backward kernel on this path", seed,
+      [&](std::size_t i) {
+        return list[i].c.name() + list[i].var.name() + (list[i].deterministic ? " deterministic" : "");
+      },
+      [&](const Device& dev, Path path, std::size_t i) {
+        return check_variant_backward(dev, path, list[i].c, list[i].var, list[i].deterministic, seed + i);
+      });
 }
 
 // The backward of window, softcap and ALiBi on the CPU reference against central differences of its forward.

@@ -9,10 +9,14 @@
 // on the rows of its accumulators. dQ += dS·K goes to the f32 accumulator by atomics unless the call is deterministic.
 // bwd_dq_kernel (deterministic only): one CTA per (64 query rows, query head, batch) loops over the key blocks,
 // recomputing S and dP, and writes its dQ rows plainly: no float atomics, a fixed summation order.
+// Mods (the variant instantiation; window, softcap, ALiBi, causality folded into the window): both kernels visit only
+// the blocks the windows touch and compute P and dS in one pass from the raw S and dP (sm80_mods.cuh's mod_p_ds), so
+// softcap's tanh' is at hand when dS is formed.
 #pragma once
 
 #include "attn/bwd_params.hpp"
 #include "attn/sm80_fwd.cuh"  // Elem, imin, imax
+#include "attn/sm80_mods.cuh"
 #include "attn/sm80_traits.hpp"
 #include "tile/ops.cuh"
 #include "tile/sm80/ops_any.cuh"
@@ -108,7 +112,7 @@ __device__ __forceinline__ void mask_p(tile::rt_fl<16, W>& p, std::int64_t row0,
   });
 }
 
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, bool Mods>
 __global__ void __launch_bounds__(BwdTraits<D>::kThreads) bwd_kernel(const __grid_constant__ BwdArgs args) {
   using namespace tile;
   using namespace tile::sm80;
@@ -129,10 +133,17 @@ __global__ void __launch_bounds__(BwdTraits<D>::kThreads) bwd_kernel(const __gri
   const int hk = blockIdx.y, b = blockIdx.z, group = f.heads_q / f.heads_kv;
   const std::int64_t Sq = f.seqlen_q, Sk = f.seqlen_k, diag = Sk - Sq;
   const std::int64_t n0 = std::int64_t(blockIdx.x) * kN, kw0 = n0 + 16 * kg;  // block's and warp's first key
-  // Query blocks that see this key block: causal rows i < n0 - diag see none of it.
+  // Query blocks that see this key block: causal rows i < n0 - diag see none of it; (Mods) rows whose windows reach it.
   const int n_m = int((Sq + kM - 1) / kM);
-  const int m_first = Causal ? (n0 - diag >= Sq ? n_m : int(imax(n0 - diag, 0) / kM)) : 0;
-  const int n_mb = n_m - m_first, n_it = group * n_mb;  // steps: (query head of the group, query block)
+  int m_first = Causal ? (n0 - diag >= Sq ? n_m : int(imax(n0 - diag, 0) / kM)) : 0, m_end = n_m;
+  [[maybe_unused]] ModState md;
+  if constexpr (Mods) {
+    md = make_mods(f, b, hk * group);
+    const std::int64_t i_lo = imax(0, n0 - diag - md.win.right), i_hi = imin(Sq - 1, n0 + kN - 1 - diag + md.win.left);
+    m_first = i_hi < i_lo ? 0 : int(i_lo / kM);
+    m_end = i_hi < i_lo ? 0 : int(i_hi / kM) + 1;
+  }
+  const int n_mb = m_end - m_first, n_it = group * n_mb;  // steps: (query head of the group, query block)
   auto head = [&](int it) { return hk * group + it / n_mb; };
   auto row0 = [&](int it) { return std::int64_t(m_first + it % n_mb) * kM; };
   auto vec_at = [&](int it) { return (std::int64_t(b) * f.heads_q + head(it)) * sc.sq_pad + row0(it); };
@@ -187,19 +198,29 @@ __global__ void __launch_bounds__(BwdTraits<D>::kThreads) bwd_kernel(const __gri
     mma_rows(s, sm.k, 16 * kg, sq, part * kSM);
     rv_fl_cols<kSM> vec;
     load(vec, &sm.lse2[it % Tr::kQStages][part * kSM]);
-    exp2_fma_col(s, s, f.scale_log2, vec);
-    bool need_mask = n0 + kN > Sk || m0 + kM > Sq;
-    if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > m0 + diag;
-    if (need_mask) mask_p<true, Causal>(s, kw0, q0, Sq, Sk);
     rt<T, 16, kSM> p16, ds16;
-    copy(p16, s);
-    if constexpr (Tr::kOwn) mma_cols(dv, p16, sm.dout, 0);
+    if constexpr (Mods) {  // ---- Pᵀ and dSᵀ = Pᵀ ∘ (V·dOᵀ − Δ) · tanh', one pass over the raw Sᵀ and dPᵀ ----
+      mma_rows(dp, sm.v, 16 * kg, sm.dout, part * kSM);
+      rv_fl_cols<kSM> dvec;
+      load(dvec, &sm.delta[part * kSM]);
+      md.slope2 = alibi_slope2(f, b, head(it));
+      mod_p_ds<true>(s, dp, vec, dvec, md, int(kw0 - q0 - diag), int(imin(Sk - kw0, 16)), int(imin(Sq - q0, kSM)));
+      copy(p16, s);
+      if constexpr (Tr::kOwn) mma_cols(dv, p16, sm.dout, 0);
+    } else {
+      exp2_fma_col(s, s, f.scale_log2, vec);
+      bool need_mask = n0 + kN > Sk || m0 + kM > Sq;
+      if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > m0 + diag;
+      if (need_mask) mask_p<true, Causal>(s, kw0, q0, Sq, Sk);
+      copy(p16, s);
+      if constexpr (Tr::kOwn) mma_cols(dv, p16, sm.dout, 0);
 
-    // ---- dSᵀ = Pᵀ ∘ (V·dOᵀ − Δ) ----
-    mma_rows(dp, sm.v, 16 * kg, sm.dout, part * kSM);
-    load(vec, &sm.delta[part * kSM]);
-    sub_col(dp, dp, vec);
-    mul(dp, dp, s);
+      // ---- dSᵀ = Pᵀ ∘ (V·dOᵀ − Δ) ----
+      mma_rows(dp, sm.v, 16 * kg, sm.dout, part * kSM);
+      load(vec, &sm.delta[part * kSM]);
+      sub_col(dp, dp, vec);
+      mul(dp, dp, s);
+    }
     copy(ds16, dp);
     if constexpr (Tr::kOwn) {
       mma_cols(dk, ds16, sq, 0);
@@ -253,7 +274,7 @@ __global__ void __launch_bounds__(BwdTraits<D>::kThreads) bwd_kernel(const __gri
   }
 }
 
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, bool Mods>
 __global__ void __launch_bounds__(BwdTraits<D>::kDqThreads) bwd_dq_kernel(const __grid_constant__ BwdArgs args) {
   using namespace tile;
   using namespace tile::sm80;
@@ -276,9 +297,12 @@ __global__ void __launch_bounds__(BwdTraits<D>::kDqThreads) bwd_dq_kernel(const 
   const T* gk = static_cast<const T*>(f.k) + b * f.k_sb + hk * f.k_sh;
   const T* gv = static_cast<const T*>(f.v) + b * f.v_sb + hk * f.v_sh;
 
-  std::int64_t key_end = Sk;  // causal: up to the diagonal of the block's last valid row
+  std::int64_t key_end = Sk;  // causal: up to the diagonal of the block's last valid row; Mods: the windows' tiles
   if constexpr (Causal) key_end = imin(Sk, imin(q0 + kM, Sq) + diag);
-  const int n_tiles = key_end > 0 ? int((key_end + kN - 1) / kN) : 0;
+  TileRange tiles{0, key_end > 0 ? int((key_end + kN - 1) / kN) : 0};
+  [[maybe_unused]] const ModState md = Mods ? make_mods(f, b, h) : ModState{};
+  if constexpr (Mods) tiles = row_tiles<kN>(md.win, q0, imin(q0 + kM, Sq), diag, Sk);
+  const int t_begin = tiles.begin, t_end = tiles.end;
   auto load_kv = [&](int j) {
     const std::int64_t n0 = std::int64_t(j) * kN;
     const int valid = int(imin(Sk - n0, kN));
@@ -289,7 +313,7 @@ __global__ void __launch_bounds__(BwdTraits<D>::kDqThreads) bwd_dq_kernel(const 
   load_rows<kT>(sm.q, static_cast<const T*>(f.q) + b * f.q_sb + h * f.q_sh + q0 * f.q_ss, f.q_ss, valid_q, tid, al);
   load_rows<kT>(sm.dout, static_cast<const T*>(p.dout) + b * p.do_sb + h * p.do_sh + q0 * p.do_ss, p.do_ss, valid_q,
                 tid, al);
-  if (n_tiles > 0) load_kv(0);
+  if (t_begin < t_end) load_kv(t_begin);
   cp_async_commit();
 
   // This warp's rows' lse2 and Δ; rows >= Sq get +inf and 0, so their P and dS are exactly 0.
@@ -312,12 +336,12 @@ __global__ void __launch_bounds__(BwdTraits<D>::kDqThreads) bwd_dq_kernel(const 
   rt_fl<16, 16> dq[D / 16];
 #pragma unroll
   for (int i = 0; i < D / 16; ++i) zero(dq[i]);
-  for (int j = 0; j < n_tiles; ++j) {
-    if (j > 0) {
+  for (int j = t_begin; j < t_end; ++j) {
+    if (j > t_begin) {
       cp_async_wait<0>();  // tile j landed ...
       __syncthreads();     // ... and every warp finished tile j - 1, whose stage the next prefetch overwrites
     }
-    if (j + 1 < n_tiles) {
+    if (j + 1 < t_end) {
       load_kv(j + 1);
       cp_async_commit();
     }
@@ -326,14 +350,20 @@ __global__ void __launch_bounds__(BwdTraits<D>::kDqThreads) bwd_dq_kernel(const 
     rt_fl<16, kN> s, dp;
     if constexpr (Tr::kDqInRegs) mma_rows(s, qr, sk, 0);
     else mma_rows(s, sm.q, 16 * w, sk, 0);
-    exp2_fma_row(s, s, f.scale_log2, lse2);
-    bool need_mask = n0 + kN > Sk;
-    if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > q0 + diag;
-    if (need_mask) mask_p<false, Causal>(s, row0, n0, Sq, Sk);
-    if constexpr (Tr::kDqInRegs) mma_rows(dp, dor, sv, 0);
-    else mma_rows(dp, sm.dout, 16 * w, sv, 0);
-    sub_row(dp, dp, delta);
-    mul(dp, dp, s);
+    if constexpr (Mods) {
+      if constexpr (Tr::kDqInRegs) mma_rows(dp, dor, sv, 0);
+      else mma_rows(dp, sm.dout, 16 * w, sv, 0);
+      mod_p_ds<false>(s, dp, lse2, delta, md, int(n0 - row0 - diag), int(imin(Sk - n0, kN)), int(imin(Sq - row0, 16)));
+    } else {
+      exp2_fma_row(s, s, f.scale_log2, lse2);
+      bool need_mask = n0 + kN > Sk;
+      if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > q0 + diag;
+      if (need_mask) mask_p<false, Causal>(s, row0, n0, Sq, Sk);
+      if constexpr (Tr::kDqInRegs) mma_rows(dp, dor, sv, 0);
+      else mma_rows(dp, sm.dout, 16 * w, sv, 0);
+      sub_row(dp, dp, delta);
+      mul(dp, dp, s);
+    }
     rt<T, 16, kN> ds16;
     copy(ds16, dp);
     mma_cols(dq, ds16, sk, 0);
@@ -358,27 +388,27 @@ cudaError_t launch_kernel(K* kernel, dim3 grid, int threads, std::size_t smem, c
 
 // The main kernel, then (deterministic) the dQ kernel, on p.f.stream; the preprocess and convert passes around them
 // are the launch layer's.
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, bool Mods>
 cudaError_t bwd_launch(const BwdParams& p, const BwdScratch& s) {
   using Tr = BwdTraits<D>;
   const BwdArgs args{p, s, aligned16(p)};
   const FwdParams& f = p.f;
   const dim3 grid(unsigned((f.seqlen_k + Tr::kBlockN - 1) / Tr::kBlockN), unsigned(f.heads_kv), unsigned(f.batch));
-  cudaError_t e = launch_kernel(bwd_kernel<D, E, Causal>, grid, Tr::kThreads, Tr::kSmemBytes, args);
+  cudaError_t e = launch_kernel(bwd_kernel<D, E, Causal, Mods>, grid, Tr::kThreads, Tr::kSmemBytes, args);
   if (e != cudaSuccess || !p.deterministic) return e;
   const dim3 dq_grid(unsigned((f.seqlen_q + Tr::kDqBlockM - 1) / Tr::kDqBlockM), unsigned(f.heads_q),
                      unsigned(f.batch));
-  return launch_kernel(bwd_dq_kernel<D, E, Causal>, dq_grid, Tr::kDqThreads, Tr::kDqSmemBytes, args);
+  return launch_kernel(bwd_dq_kernel<D, E, Causal, Mods>, dq_grid, Tr::kDqThreads, Tr::kDqSmemBytes, args);
 }
 
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, bool Mods>
 cudaError_t bwd_probe() {
   cudaFuncAttributes attr{};
-  return cudaFuncGetAttributes(&attr, bwd_kernel<D, E, Causal>);
+  return cudaFuncGetAttributes(&attr, bwd_kernel<D, E, Causal, Mods>);
 }
 
-#define FLASHTILE_SM80_BWD_INSTANTIATE(D, E, C)                                            \
-  template cudaError_t bwd_launch<D, ElemType::E, C>(const BwdParams&, const BwdScratch&); \
-  template cudaError_t bwd_probe<D, ElemType::E, C>();
+#define FLASHTILE_SM80_BWD_INSTANTIATE(D, E, C, M)                                            \
+  template cudaError_t bwd_launch<D, ElemType::E, C, M>(const BwdParams&, const BwdScratch&); \
+  template cudaError_t bwd_probe<D, ElemType::E, C, M>();
 
 }  // namespace flashtile::cuda::sm80

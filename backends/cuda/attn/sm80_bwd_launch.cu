@@ -1,4 +1,4 @@
-// Launch layer of the sm80 backward family: maps the runtime flags (head dim, dtype, causal) to the template
+// Launch layer of the sm80 backward family: maps the runtime flags (head dim, dtype, causal, variants) to the template
 // instantiations compiled in sm80_bwd_d*.cu, runs preprocess -> main kernel(s) -> dQ convert on the call's stream, and
 // says in one line why a call cannot run here.
 #include "attn/bwd_params.hpp"
@@ -16,9 +16,9 @@ namespace flashtile::cuda {
 
 namespace sm80 {
 // Defined in sm80_bwd.cuh, instantiated in sm80_bwd_d{64,128,256}.cu.
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, bool Mods>
 cudaError_t bwd_launch(const BwdParams& p, const BwdScratch& s);
-template <int D, ElemType E, bool Causal>
+template <int D, ElemType E, bool Causal, bool Mods>
 cudaError_t bwd_probe();
 
 namespace {
@@ -47,7 +47,7 @@ void throw_if(cudaError_t err, const BwdParams& p) {
 std::string sm80_bwd_name(const BwdParams& p) {
   const FwdParams& f = p.f;
   return "sm80_bwd<d" + std::to_string(f.head_dim) + (f.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (f.causal ? ",causal" : "") + (sm80::aligned16(p) ? "" : ",unaligned") +
+         (f.causal ? ",causal" : "") + (f.has_variant() ? ",mods" : "") + (sm80::aligned16(p) ? "" : ",unaligned") +
          (p.deterministic ? ",deterministic" : "") + ">";
 }
 
@@ -73,7 +73,7 @@ std::string sm80_bwd_supports(const BwdParams& p) {
            std::to_string(bwd_smem_for(f.head_dim) >> 10) + " KiB shared memory per block, device allows " +
            std::to_string(optin >> 10) + " KiB";
   cudaError_t err = cudaSuccess;
-  dispatch(f, [&]<int D, ElemType E, bool C>() { err = bwd_probe<D, E, C>(); });
+  dispatch(f, [&]<int D, ElemType E, bool C, bool M>() { err = bwd_probe<D, E, C, M>(); });
   if (err != cudaSuccess) {
     cudaGetLastError();
     return "no sm80 backward binary for " + cc + " in this build (" + cudaGetErrorName(err) +
@@ -88,7 +88,7 @@ void sm80_bwd_launch(const BwdParams& p) {
   const BwdScratch s = bwd_scratch(p, sm80::kBwdRowPad);
   bwd_preprocess(p, s);
   cudaError_t err = cudaSuccess;
-  if (!sm80::dispatch(p.f, [&]<int D, ElemType E, bool C>() { err = sm80::bwd_launch<D, E, C>(p, s); }))
+  if (!sm80::dispatch(p.f, [&]<int D, ElemType E, bool C, bool M>() { err = sm80::bwd_launch<D, E, C, M>(p, s); }))
     throw Error(ErrorCode::Unsupported, "sm80_bwd: head_dim " + std::to_string(p.f.head_dim) + " not instantiated");
   sm80::throw_if(err, p);
   bwd_convert_dq(p, s);

@@ -3,11 +3,14 @@
 // packed 16 to a warp (sm80_traits.hpp, decode_plan), so every K/V tile is read once for the whole GQA group. The
 // keys of a sequence are cut into `splits` ranges of whole tiles; each CTA writes its partial O (normalized) and LSE
 // (log2 units) in f32 to the workspace, and combine_kernel (sm80_decode_common.cu) merges them exactly.
+// Mods (the variant instantiation): the splits cut only the tiles the rows' windows touch; softcap, ALiBi (a slope per
+// packed row's head) and the window apply per element; a sink joins each row's denominator once, in the combine.
 // Included by sm80_decode_d*.cu (the kernel) and sm80_decode_common.cu (DecodeArgs).
 #pragma once
 
 #include "attn/fwd_params.hpp"
 #include "attn/sm80_layout.cuh"
+#include "attn/sm80_mods.cuh"
 #include "attn/sm80_traits.hpp"
 #include "tile/ops.cuh"
 #include "tile/sm80/ops_any.cuh"
@@ -35,7 +38,7 @@ inline DecodeArgs decode_args(const FwdParams& p, const DecodePlan& d) {
 // Merges the splits' partials into o (and lse); defined in sm80_decode_common.cu.
 cudaError_t combine_launch(const DecodeArgs& a, std::int64_t out_rows);
 
-template <int D, ElemType E, Layout L>
+template <int D, ElemType E, Layout L, bool Mods>
 __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __grid_constant__ DecodeArgs a) {
   using namespace tile;
   using T = std::conditional_t<E == ElemType::F16, half, bf16>;
@@ -54,8 +57,13 @@ __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __gr
 
   const std::int64_t Sq = p.seqlen_q, Sk = seq_span<L>(p, b).sk;
   const std::int64_t diag = Sk - Sq;  // bottom-right causal per sequence
-  const int tiles = int((Sk + kN - 1) / kN), per = (tiles + a.splits - 1) / a.splits;
-  const int t0 = min(tiles, split * per), t1 = min(tiles, t0 + per);
+  // The tiles this CTA's rows can see (Mods: every query row's window), cut into a.splits ranges.
+  TileRange tiles{0, int((Sk + kN - 1) / kN)};
+  // Window and softcap; ALiBi slopes are per packed row below.
+  [[maybe_unused]] const ModState md = Mods ? make_mods(p, b, hk * a.group) : ModState{};
+  if constexpr (Mods) tiles = row_tiles<kN>(md.win, 0, Sq, diag, Sk);
+  const int tb = tiles.begin, te = tiles.end, per = (te - tb + a.splits - 1) / a.splits;
+  const int t0 = min(te, tb + split * per), t1 = min(te, t0 + per);
 
   const int bk = L == Layout::Dense ? b : 0;
   const T* gk = static_cast<const T*>(p.k) + bk * p.k_sb + hk * p.k_sh;
@@ -64,6 +72,18 @@ __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __gr
 
   // Packed row pr of this kv head: query head hk * group + pr / Sq, query row pr % Sq.
   const int pr0 = rb * kDecodeRows + w * 16;
+  // Mods: this lane's two packed rows' query row + diag and ALiBi slope (padding rows past a.rows take the group's
+  // first head: their results are never stored).
+  [[maybe_unused]] int row_diag[2];
+  [[maybe_unused]] float slope2[2];
+  if constexpr (Mods) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int pr = pr0 + (lane_id() >> 2) + 8 * hh, hq = pr < a.rows ? pr / int(Sq) : 0;
+      row_diag[hh] = pr % int(Sq) + int(diag);
+      slope2[hh] = alibi_slope2(p, b, hk * a.group + hq);
+    }
+  }
   const T* gq = static_cast<const T*>(p.q) + b * p.q_sb + std::int64_t(hk) * a.group * p.q_sh;
   load_rows_by(
       sq, [&](int r) { return gq + (pr0 + r) / Sq * p.q_sh + (pr0 + r) % Sq * p.q_ss; }, gq, a.rows - pr0, lane_id(),
@@ -121,10 +141,20 @@ __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __gr
         mma_ABt(s, qt, kt, s);
       }
     }
-    mul(s, s, p.scale_log2);
     const std::int64_t n0 = std::int64_t(j) * kN;
+    if constexpr (Mods) {  // every tile: the packed rows differ in head (slope) and window
+      map_rows(s, [&](int hh, int c, float x) {
+        const int d = int(n0) + c - row_diag[hh];
+        float dcap;
+        x = mod_score(md, x, 0, dcap);
+        x -= slope2[hh] * float(d < 0 ? -d : d);
+        return n0 + c < Sk && in_window(md.win, d) ? x : kNegInf;
+      });
+    } else {
+      mul(s, s, p.scale_log2);
+    }
     // Query row 0 sees the fewest keys: a tile wholly at or below its diagonal needs no causal mask.
-    if (n0 + kN > Sk || (p.causal && n0 + kN - 1 > diag)) {
+    if (!Mods && (n0 + kN > Sk || (p.causal && n0 + kN - 1 > diag))) {
       map(s, [=](int r, int c, float x) {
         const std::int64_t key = n0 + c;
         const bool visible = key < Sk && (!p.causal || key <= (pr0 + r) % Sq + diag);
@@ -188,11 +218,11 @@ __global__ void __launch_bounds__(kDecodeMaxWarps * 32) decode_kernel(const __gr
 }
 
 // ---- host side of one instantiation (explicitly instantiated in sm80_decode_d*.cu) ----------------------------------
-template <int D, ElemType E, Layout L>
+template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_launch(const FwdParams& p) {
   const DecodePlan d = decode_plan(p);
   const int smem = int(decode_smem(D, d.warps));
-  auto* kernel = decode_kernel<D, E, L>;
+  auto* kernel = decode_kernel<D, E, L, Mods>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem); e != cudaSuccess)
     return e;
   const DecodeArgs a = decode_args(p, d);
@@ -202,14 +232,14 @@ cudaError_t decode_launch(const FwdParams& p) {
   return combine_launch(a, d.out_rows);
 }
 
-template <int D, ElemType E, Layout L>
+template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_probe() {
   cudaFuncAttributes attr{};
-  return cudaFuncGetAttributes(&attr, decode_kernel<D, E, L>);
+  return cudaFuncGetAttributes(&attr, decode_kernel<D, E, L, Mods>);
 }
 
-#define FLASHTILE_SM80_DECODE_INSTANTIATE(D, E, L)                                   \
-  template cudaError_t decode_launch<D, ElemType::E, Layout::L>(const FwdParams&); \
-  template cudaError_t decode_probe<D, ElemType::E, Layout::L>();
+#define FLASHTILE_SM80_DECODE_INSTANTIATE(D, E, L, M)                                   \
+  template cudaError_t decode_launch<D, ElemType::E, Layout::L, M>(const FwdParams&); \
+  template cudaError_t decode_probe<D, ElemType::E, Layout::L, M>();
 
 }  // namespace flashtile::cuda::sm80

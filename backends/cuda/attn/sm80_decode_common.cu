@@ -20,7 +20,8 @@ __device__ __forceinline__ void store16(void* o, std::int64_t at, float x) {
     static_cast<__half*>(o)[at] = __float2half_rn(x);
 }
 
-// One warp an output row (b, h, i): weights 2^(lse_s - max) over the splits, O = sum w_s O_s / sum w_s.
+// One warp an output row (b, h, i): weights 2^(lse_s - max) over the splits, O = sum w_s O_s / sum w_s. A sink joins
+// the max and the denominator here, once a row (never per split): O = sum w_s O_s / (sum w_s + 2^(sink - max)).
 template <ElemType E>
 __global__ void __launch_bounds__(kCombineRows * 32) combine_kernel(const __grid_constant__ DecodeArgs a,
                                                                     std::int64_t out_rows) {
@@ -29,10 +30,13 @@ __global__ void __launch_bounds__(kCombineRows * 32) combine_kernel(const __grid
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t row = std::int64_t(blockIdx.x) * kCombineRows + w;
   if (row >= out_rows) return;  // whole warp; no block barrier follows
+  const std::int64_t i = row % p.seqlen_q, bh = row / p.seqlen_q, h = bh % p.heads_q, b = bh / p.heads_q;
+  const float sink2 = p.sinks != nullptr ? p.sinks[h] * tile::kLog2e : -INFINITY;
   float mx = -INFINITY;
   for (int s = lane; s < a.splits; s += 32) mx = fmaxf(mx, a.lse_part[s * out_rows + row]);
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  mx = fmaxf(mx, sink2);
   float sum = 0.f;
   for (int s = lane; s < a.splits; s += 32) {
     // No split saw a key: every weight 0 (exp2(-inf - -inf) would be NaN). A NaN partial stays NaN.
@@ -42,9 +46,9 @@ __global__ void __launch_bounds__(kCombineRows * 32) combine_kernel(const __grid
   }
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (sink2 != -INFINITY) sum += exp2f(sink2 - mx);  // a row with no key but a sink: O = 0, LSE = the sink
   __syncwarp();
   const float inv = sum == 0.f ? 0.f : 1.f / sum;  // == 0, not > 0: NaN stays NaN
-  const std::int64_t i = row % p.seqlen_q, bh = row / p.seqlen_q, h = bh % p.heads_q, b = bh / p.heads_q;
   const std::int64_t o_at = b * p.o_sb + i * p.o_ss + h * p.o_sh;
   for (int d = lane; d < p.head_dim; d += 32) {
     float acc = 0.f;

@@ -1,9 +1,14 @@
-// sm80 split-KV decode instantiations for head_dim 64: {dense, paged} x {bf16, f16} (causality is a runtime mask).
+// sm80 split-KV decode instantiations for head_dim 64: {dense, paged} x {bf16, f16} x {plain,
+// variants} (causality is a runtime mask).
 #include "attn/sm80_decode.cuh"
 
 namespace flashtile::cuda::sm80 {
-FLASHTILE_SM80_DECODE_INSTANTIATE(64, BF16, Dense)
-FLASHTILE_SM80_DECODE_INSTANTIATE(64, F16, Dense)
-FLASHTILE_SM80_DECODE_INSTANTIATE(64, BF16, Paged)
-FLASHTILE_SM80_DECODE_INSTANTIATE(64, F16, Paged)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, BF16, Dense, false)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, BF16, Dense, true)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, F16, Dense, false)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, F16, Dense, true)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, BF16, Paged, false)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, BF16, Paged, true)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, F16, Paged, false)
+FLASHTILE_SM80_DECODE_INSTANTIATE(64, F16, Paged, true)
 }  // namespace flashtile::cuda::sm80

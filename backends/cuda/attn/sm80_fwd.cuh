@@ -4,10 +4,14 @@
 // the scale folded in (scale_log2). Runs on sm_80 .. sm_90. Included only by the instantiation files.
 // Layout L (fwd_params.hpp) picks how a CTA finds its sequence: dense as before; varlen rows from cu_seqlens; paged
 // K/V rows through the block table (sm80_layout.cuh). Lengths, masks and causal alignment are per sequence.
+// Mods (the variant instantiation, sm80_mods.cuh): window, softcap, ALiBi and sinks by cheap runtime checks of the
+// params, causality folded into the window (Causal is false there); the key loop covers only the tiles the rows'
+// windows touch. Plain calls run Mods = false, whose loop holds none of it.
 #pragma once
 
 #include "attn/fwd_params.hpp"
 #include "attn/sm80_layout.cuh"
+#include "attn/sm80_mods.cuh"
 #include "attn/sm80_traits.hpp"
 #include "tile/ops.cuh"
 #include "tile/sm80/ops_any.cuh"
@@ -46,7 +50,7 @@ static_assert(sizeof(Smem<128, tile::bf16>) == Traits<128>::kSmemBytes && sizeof
               Traits<256>::kSmemBytes && sizeof(Smem<64, tile::bf16>) == Traits<64>::kSmemBytes,
               "Traits::kSmemBytes must match the shared tiles");
 
-template <int D, ElemType E, bool Causal, Layout L>
+template <int D, ElemType E, bool Causal, Layout L, bool Mods>
 __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_constant__ KernelArgs args) {
   using namespace tile;
   using Tr = Traits<D>;
@@ -79,11 +83,14 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
   T* go = static_cast<T*>(p.o) + bq * p.o_sb + h * p.o_sh + seq.q_off * p.o_ss;
   const std::int32_t* bt = L == Layout::Paged ? p.block_table + b * p.block_table_sb : nullptr;
 
-  // Keys this tile needs: all, or (causal) up to the diagonal of its last valid row. Fully masked K tiles are
-  // never loaded.
+  // Keys this tile needs: all, (causal) up to the diagonal of its last valid row, or (Mods) the tiles its rows'
+  // windows touch. Fully masked K tiles are never loaded.
   std::int64_t key_end = Sk;
   if constexpr (Causal) key_end = imin(Sk, imin(q0 + kM, Sq) + diag);
-  const int n_tiles = key_end > 0 ? int((key_end + kN - 1) / kN) : 0;
+  TileRange tiles{0, key_end > 0 ? int((key_end + kN - 1) / kN) : 0};
+  [[maybe_unused]] const ModState md = Mods ? make_mods(p, b, h) : ModState{};
+  if constexpr (Mods) tiles = row_tiles<kN>(md.win, q0, imin(q0 + kM, Sq), diag, Sk);
+  const int t_begin = tiles.begin, t_end = tiles.end;
 
   auto load_kv = [&](int j) {
     const std::int64_t n0 = std::int64_t(j) * kN;
@@ -97,7 +104,7 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
   };
 
   tile::sm80::load_rows<kT>(sm.q, gq, p.q_ss, int(imin(Sq - q0, kM)), tid, al);
-  if (n_tiles > 0) load_kv(0);
+  if (t_begin < t_end) load_kv(t_begin);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
@@ -118,12 +125,12 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
   fill(l, 0.f);
   const std::int64_t row0 = q0 + w * 16;  // first query row of this warp
 
-  for (int j = 0; j < n_tiles; ++j) {
-    if (j > 0) {
+  for (int j = t_begin; j < t_end; ++j) {
+    if (j > t_begin) {
       cp_async_wait<0>();  // tile j landed ...
       __syncthreads();     // ... and every warp finished tile j-1, whose stage the next prefetch overwrites
     }
-    if (j + 1 < n_tiles) {
+    if (j + 1 < t_end) {
       load_kv(j + 1);
       cp_async_commit();
     }
@@ -146,12 +153,17 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
       }
     }
 
-    // ---- scale into the exp2 domain; mask only tiles that cross Sk or the diagonal ----
-    mul(s, s, p.scale_log2);
+    // ---- scale into the exp2 domain; mask only tiles that cross Sk, the diagonal or the window ----
     const std::int64_t n0 = std::int64_t(j) * kN;
     bool need_mask = n0 + kN > Sk;
+    if constexpr (Mods) {
+      need_mask = need_mask || crosses_window<kM, kN>(md.win, n0, q0, diag);
+      mod_scores(s, md, int(n0 - row0 - diag), int(imin(Sk - n0, kN)), need_mask);
+    } else {
+      mul(s, s, p.scale_log2);
+    }
     if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > q0 + diag;
-    if (need_mask) {
+    if (!Mods && need_mask) {
       map(s, [=](int r, int c, float x) {
         const std::int64_t key = n0 + c;
         bool visible = key < Sk;
@@ -191,7 +203,11 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     l.v[0][hh] = quad_sum(l.v[0][hh]);
-    inv.v[0][hh] = l.v[0][hh] == 0.f ? 0.f : 1.f / l.v[0][hh];  // == 0, not > 0: NaN in l stays NaN
+    float f = 1.f;
+    if constexpr (Mods) {
+      if (md.sink2 != kNegInf) f = fold_sink(m.v[0][hh], l.v[0][hh], md.sink2);
+    }
+    inv.v[0][hh] = l.v[0][hh] == 0.f ? 0.f : f / l.v[0][hh];  // == 0, not > 0: NaN in l stays NaN
   }
   const int valid_rows = int(imax(0, imin(Sq - row0, 16)));
 #pragma unroll
@@ -212,11 +228,11 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 }
 
 // ---- host side of one instantiation (explicitly instantiated in sm80_fwd_d*.cu, sm80_serve_d*.cu) ----------------
-template <int D, ElemType E, bool Causal, Layout L>
+template <int D, ElemType E, bool Causal, Layout L, bool Mods>
 cudaError_t launch(const FwdParams& p) {
   using Tr = Traits<D>;
   constexpr int kSmem = int(Tr::kSmemBytes);
-  auto* kernel = fwd_kernel<D, E, Causal, L>;
+  auto* kernel = fwd_kernel<D, E, Causal, L, Mods>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); e != cudaSuccess)
     return e;
   const dim3 grid(unsigned((p.seqlen_q + Tr::kBlockM - 1) / Tr::kBlockM), unsigned(p.heads_q), unsigned(p.batch));
@@ -227,14 +243,14 @@ cudaError_t launch(const FwdParams& p) {
 
 // Whether this build holds a binary the current device can load (cudaErrorInvalidDeviceFunction / NoKernelImage
 // otherwise).
-template <int D, ElemType E, bool Causal, Layout L>
+template <int D, ElemType E, bool Causal, Layout L, bool Mods>
 cudaError_t probe() {
   cudaFuncAttributes attr{};
-  return cudaFuncGetAttributes(&attr, fwd_kernel<D, E, Causal, L>);
+  return cudaFuncGetAttributes(&attr, fwd_kernel<D, E, Causal, L, Mods>);
 }
 
-#define FLASHTILE_SM80_INSTANTIATE(D, E, C, L)                                \
-  template cudaError_t launch<D, ElemType::E, C, Layout::L>(const FwdParams&); \
-  template cudaError_t probe<D, ElemType::E, C, Layout::L>();
+#define FLASHTILE_SM80_INSTANTIATE(D, E, C, L, M)                                \
+  template cudaError_t launch<D, ElemType::E, C, Layout::L, M>(const FwdParams&); \
+  template cudaError_t probe<D, ElemType::E, C, Layout::L, M>();
 
 }  // namespace flashtile::cuda::sm80

@@ -1,10 +1,12 @@
-// sm80 forward instantiations for head_dim 256, dense layout: {bf16, f16} x {causal, not}. One file per head dim keeps
-// the parallel build balanced; the serving layouts are in sm80_serve_d256.cu.
+// sm80 forward instantiations for head_dim 256, dense layout: {bf16, f16} x {causal, not, variants}. One file per
+// head dim keeps the parallel build balanced; the serving layouts are in sm80_serve_d256.cu.
 #include "attn/sm80_fwd.cuh"
 
 namespace flashtile::cuda::sm80 {
-FLASHTILE_SM80_INSTANTIATE(256, BF16, false, Dense)
-FLASHTILE_SM80_INSTANTIATE(256, BF16, true, Dense)
-FLASHTILE_SM80_INSTANTIATE(256, F16, false, Dense)
-FLASHTILE_SM80_INSTANTIATE(256, F16, true, Dense)
+FLASHTILE_SM80_INSTANTIATE(256, BF16, false, Dense, false)
+FLASHTILE_SM80_INSTANTIATE(256, BF16, true, Dense, false)
+FLASHTILE_SM80_INSTANTIATE(256, BF16, false, Dense, true)
+FLASHTILE_SM80_INSTANTIATE(256, F16, false, Dense, false)
+FLASHTILE_SM80_INSTANTIATE(256, F16, true, Dense, false)
+FLASHTILE_SM80_INSTANTIATE(256, F16, false, Dense, true)
 }  // namespace flashtile::cuda::sm80

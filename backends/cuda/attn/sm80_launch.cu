@@ -1,4 +1,4 @@
-// Launch layer of the sm80 family: maps the runtime flags (head dim, dtype, causal, layout) to the template
+// Launch layer of the sm80 family: maps the runtime flags (head dim, dtype, causal, layout, variants) to the template
 // instantiations compiled in sm80_fwd_d*.cu (dense), sm80_serve_d*.cu (paged, varlen) and sm80_decode_d*.cu (split-KV
 // decode), and says in one line why a call cannot run here. A paged call with new keys appends them first, on the
 // same stream.
@@ -16,14 +16,14 @@ namespace flashtile::cuda {
 
 namespace sm80 {
 // Defined in sm80_fwd.cuh, instantiated in sm80_fwd_d{64,128,256}.cu and sm80_serve_d{64,128,256}.cu.
-template <int D, ElemType E, bool Causal, Layout L>
+template <int D, ElemType E, bool Causal, Layout L, bool Mods>
 cudaError_t launch(const FwdParams& p);
-template <int D, ElemType E, bool Causal, Layout L>
+template <int D, ElemType E, bool Causal, Layout L, bool Mods>
 cudaError_t probe();
 // Defined in sm80_decode.cuh, instantiated in sm80_decode_d{64,128,256}.cu.
-template <int D, ElemType E, Layout L>
+template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_launch(const FwdParams& p);
-template <int D, ElemType E, Layout L>
+template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_probe();
 // sm80_decode_common.cu.
 cudaError_t append_launch(const FwdParams& p);
@@ -44,7 +44,8 @@ std::size_t smem_for(int d) {
 
 std::string sm80_fwd_name(const FwdParams& p) {
   return "sm80_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (p.causal ? ",causal" : "") + (p.layout == Layout::Paged ? ",paged" : p.layout == Layout::Varlen ? ",varlen" : "") +
+         (p.causal ? ",causal" : "") + (p.has_variant() ? ",mods" : "") +
+         (p.layout == Layout::Paged ? ",paged" : p.layout == Layout::Varlen ? ",varlen" : "") +
          (sm80::use_decode(p) ? ",splitkv" + std::to_string(sm80::decode_plan(p).splits) : "") +
          (sm80::aligned16(p) ? "" : ",unaligned") + ">";
 }
@@ -70,9 +71,9 @@ std::string sm80_fwd_supports(const FwdParams& p) {
     return "varlen layout without its cu_seqlens";
   cudaError_t err = cudaSuccess;
   if (use_decode(p))
-    dispatch_decode(p, [&]<int D, ElemType E, Layout L>() { err = decode_probe<D, E, L>(); });
+    dispatch_decode(p, [&]<int D, ElemType E, Layout L, bool M>() { err = decode_probe<D, E, L, M>(); });
   else
-    dispatch_layout(p, [&]<int D, ElemType E, bool C, Layout L>() { err = probe<D, E, C, L>(); });
+    dispatch_layout(p, [&]<int D, ElemType E, bool C, Layout L, bool M>() { err = probe<D, E, C, L, M>(); });
   if (err == cudaSuccess && p.layout != Layout::Dense) err = serve_probe();
   if (err != cudaSuccess) {
     cudaGetLastError();
@@ -95,9 +96,9 @@ void sm80_fwd_launch(const FwdParams& p) {
   if (p.layout == Layout::Paged && p.seqlen_new > 0) err = append_launch(p);  // before any reader, same stream
   bool known = false;
   if (err == cudaSuccess && use_decode(p))
-    known = dispatch_decode(p, [&]<int D, ElemType E, Layout L>() { err = decode_launch<D, E, L>(p); });
+    known = dispatch_decode(p, [&]<int D, ElemType E, Layout L, bool M>() { err = decode_launch<D, E, L, M>(p); });
   else if (err == cudaSuccess)
-    known = dispatch_layout(p, [&]<int D, ElemType E, bool C, Layout L>() { err = launch<D, E, C, L>(p); });
+    known = dispatch_layout(p, [&]<int D, ElemType E, bool C, Layout L, bool M>() { err = launch<D, E, C, L, M>(p); });
   else
     known = true;
   if (!known)

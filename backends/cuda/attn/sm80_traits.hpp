@@ -42,6 +42,21 @@ inline bool aligned16(const FwdParams& p) {
                                           p.o_sb, p.o_ss, p.o_sh});
 }
 
+// ---- variants (sm80_mods.cuh) ---------------------------------------------------------------------------------
+// A window as offsets from a row's bottom-right diagonal: row i sees keys i + diag - left .. i + diag + right
+// (diag = Sk - Sq), causal folded in as right <= 0. kUnbounded stands for a side without a bound: past every key of a
+// sequence that fits memory, and small enough that row and key offsets plus it stay inside int32.
+inline constexpr int kUnbounded = 1 << 30;
+struct Window {
+  int left, right;
+};
+constexpr Window window_of(const FwdParams& p) {
+  const int left = p.window_left >= 0 && p.window_left < kUnbounded ? p.window_left : kUnbounded;
+  int right = p.window_right >= 0 && p.window_right < kUnbounded ? p.window_right : kUnbounded;
+  if (p.causal) right = 0;  // window_right >= 0 always: causal is the tighter bound
+  return {left, right};
+}
+
 // ---- split-KV decode (sm80_decode.cuh) ------------------------------------------------------------------------
 // Dense or paged calls with at most kDecodeMaxSq query rows: a CTA takes one (batch, kv head) and a share of its keys,
 // its rows the group's query heads x query rows packed together (16 a warp, up to kDecodeRows), so each K/V tile is
@@ -78,7 +93,13 @@ inline DecodePlan decode_plan(const FwdParams& p) {
   // Enough CTAs to fill every SM a few times over, no fewer than kDecodeMinTiles tiles a split.
   const std::int64_t per_sm = std::max<std::int64_t>(1, std::min<std::int64_t>(8, std::int64_t(kDecodeSmemPerSm / decode_smem(p.head_dim, d.warps))));
   const std::int64_t base = std::max<std::int64_t>(1, std::int64_t(p.batch) * p.heads_kv * d.row_blocks);
-  const std::int64_t tiles = (std::int64_t(p.seqlen_k) + kDecodeBlockN - 1) / kDecodeBlockN;
+  // Keys the rows can see: a left window bound leaves at most Sq + left of them (the right side ends at Sk - 1 for
+  // the last row), in one more tile than they fill when the window does not start on a tile.
+  const std::int64_t left = window_of(p).left;
+  const std::int64_t tiles =
+      left < kUnbounded && p.seqlen_q + left < p.seqlen_k
+          ? (p.seqlen_q + left + kDecodeBlockN - 1) / kDecodeBlockN + 1
+          : (std::int64_t(p.seqlen_k) + kDecodeBlockN - 1) / kDecodeBlockN;
   std::int64_t splits = (std::int64_t(p.num_sms) * per_sm + base - 1) / base;
   splits = std::min<std::int64_t>({splits, (tiles + kDecodeMinTiles - 1) / kDecodeMinTiles, kDecodeMaxSplits});
   d.splits = int(std::max<std::int64_t>(1, splits));
