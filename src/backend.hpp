@@ -97,6 +97,8 @@ struct BwdArgs {
   TensorArg workspace;             // the caller's scratch (has_workspace), else the backend provides it
   bool has_workspace = false;
   std::uint64_t workspace_capacity = 0;  // bytes of the caller's workspace
+  TensorArg dsinks;                // f32 [Hq] (has_dsinks; needs fwd.has_sinks): ∂loss/∂sinks, overwritten
+  bool has_dsinks = false;
 };
 
 // The outcome of plan(): the path that will run (or none), and why faster paths were passed over.

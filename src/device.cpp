@@ -145,7 +145,7 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
 
 VariantSupport variant_support(Path path, bool backward) {
   switch (path) {
-    case Path::CpuReference: return {true, true, true, !backward};  // no dsinks output yet
+    case Path::CpuReference: return {true, true, true, true};  // backward sinks: dsinks (Options) included
     default: return {};
   }
 }
