@@ -14,6 +14,7 @@
 
 #include "cases.hpp"
 #include "values.hpp"
+#include "variants.hpp"
 
 #include <flashtile/flashtile.hpp>
 
@@ -79,6 +80,8 @@ constexpr double kRotationBytes = 512.0 * 1024 * 1024;
 constexpr int kMaxSets = 16;
 // Outputs larger than this are not downloaded for the NaN check.
 constexpr std::size_t kMaxCheckBytes = std::size_t{512} << 20;
+// The seed of --sinks' random logits (fixed: every case and run times the same sinks).
+constexpr std::uint64_t kSinkSeed = 1;
 
 struct Args {
   std::vector<Backend> backends;  // empty: every hardware device
@@ -94,6 +97,7 @@ struct Args {
   double warmup_ms = 200;                 // and at least this long (GPU clocks ramp up; Vulkan idles them)
   bool help = false;
   std::string csv, json;
+  cases::VariantSpec var;  // --window, --softcap, --alibi, --sinks: every case runs with them
 };
 
 void usage(std::FILE* f, const char* prog) {
@@ -124,6 +128,8 @@ void usage(std::FILE* f, const char* prog) {
       "                        a row of each\n"
       "  --csv FILE  --json FILE   write the results\n",
       f);
+  std::fprintf(f, "  variants, on every case (TFLOP/s still counts the whole or causal matrix; compare times):\n  %s\n",
+               cases::kVariantUsage);
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -217,6 +223,7 @@ Args parse_args(int argc, char** argv) {
       a.json = value(i);
     } else if (o == "-h" || o == "--help") {
       a.help = true;
+    } else if (a.var.parse(o, [&] { return value(i); })) {
     } else {
       throw Error(ErrorCode::InvalidArgument, "unknown option '" + o + "' (--help lists them)");
     }
@@ -522,6 +529,8 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, Pass pass, cons
   opt.cuda_stream = timer.stream();
   opt.allow_reduced_precision_accumulation = a.reduced;
   try {
+    const cases::VariantTables tables(dev, a.var, c.heads_q, kSinkSeed);
+    tables.apply(a.var, opt);
     std::vector<InputSet> in;
     in.reserve(static_cast<std::size_t>(sets));
     std::uint64_t salt = 1;
