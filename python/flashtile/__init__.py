@@ -307,7 +307,9 @@ def _window_value(window_size) -> Tuple[int, int]:
     out = None
     try:
         if not isinstance(window_size, (str, bytes)) and len(window_size) == 2:
-            out = tuple(None if isinstance(x, bool) else operator.index(x) for x in window_size)
+            # Plain ints first: what torch.compile traces (operator.index only for other integer types).
+            out = tuple(None if isinstance(x, bool) else x if isinstance(x, int) else operator.index(x)
+                        for x in window_size)
     except TypeError:
         out = None
     if out is None or None in out:
