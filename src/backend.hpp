@@ -97,6 +97,8 @@ struct BwdArgs {
   TensorArg workspace;             // the caller's scratch (has_workspace), else the backend provides it
   bool has_workspace = false;
   std::uint64_t workspace_capacity = 0;  // bytes of the caller's workspace
+  TensorArg dsinks;                // f32 [Hq] (has_dsinks; needs fwd.has_sinks): ∂loss/∂sinks, overwritten
+  bool has_dsinks = false;
 };
 
 // The elementwise work of ring attention (src/ring): dst and src are views of one shape (rank 3 or 4), any strides.

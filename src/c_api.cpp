@@ -138,6 +138,27 @@ void fill_info(const flashtile::DeviceInfo& in, ft_device_info* out) {
   copy_string(out->name, sizeof(out->name), in.name);
 }
 
+// The variants (since 0.5.0). A zeroed struct means none: the window needs has_window, so window bounds set without
+// it are an error rather than ignored (as scale without has_scale is).
+void set_variants(flashtile::Options& opt, const ft_options& o) {
+  if (o.has_window == 1) {
+    opt.window_left = o.window_left;  // validation names values below -1
+    opt.window_right = o.window_right;
+  } else if (o.has_window != 0) {
+    throw flashtile::Error(ErrorCode::InvalidArgument,
+                           "options.has_window: must be 0 or 1, got " + std::to_string(o.has_window));
+  } else if (o.window_left != 0 || o.window_right != 0) {
+    throw flashtile::Error(ErrorCode::InvalidArgument,
+                           "options.window_left, options.window_right: set to " + std::to_string(o.window_left) +
+                               ", " + std::to_string(o.window_right) +
+                               " but options.has_window is 0 (set has_window = 1 to use them, or leave both 0)");
+  }
+  opt.softcap = o.softcap;  // validation rejects negative and non-finite values, naming options.softcap
+  opt.alibi_slopes = o.alibi_slopes != nullptr ? &o.alibi_slopes->tensor : nullptr;
+  opt.sinks = o.sinks != nullptr ? &o.sinks->tensor : nullptr;
+  opt.dsinks = o.dsinks != nullptr ? &o.dsinks->tensor : nullptr;
+}
+
 flashtile::Options to_options(const ft_options* o) {
   flashtile::Options opt;
   if (o == nullptr) return opt;
@@ -165,6 +186,7 @@ flashtile::Options to_options(const ft_options* o) {
   opt.allow_reduced_precision_accumulation = o->allow_reduced_precision_accumulation != 0;
   opt.deterministic = o->deterministic != 0;
   opt.workspace = o->workspace != nullptr ? &o->workspace->tensor : nullptr;
+  set_variants(opt, *o);
   return opt;
 }
 

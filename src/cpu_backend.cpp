@@ -203,8 +203,10 @@ void reference_head(const AttnArgs& a, std::int64_t b, std::int64_t h, HeadScrat
 // The backward of one kv head of one batch: every query head of its group and every row, from the given out and lse
 // (as the kernels use them): P = exp(score - lse) (score: S·scale with the variants), Delta = rowsum(dO ∘ O), dS = P ∘ (dO·Vᵀ - Delta) (times softcap's tanh'),
 // dV = Σ Pᵀ·dO, dK = scale · Σ dSᵀ·Q, dQ = scale · dS·K. Rows with lse = -inf saw no key: zero gradients.
+// With sinks, dsink[b, h] (B·Hq partial sums, reduced over b by the caller) gains -exp(sink - lse) · Delta per row.
 void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, HeadScratch& s,
-                             std::vector<double>& dk, std::vector<double>& dv, std::vector<double>& dq) {
+                             std::vector<double>& dk, std::vector<double>& dv, std::vector<double>& dq,
+                             std::vector<double>& dsink) {
   const AttnArgs& a = g.fwd;
   const std::int64_t D = a.head_dim, Sq = a.seqlen_q, Sk = a.seqlen_k, group = a.heads_q / a.heads_kv;
   const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
@@ -225,6 +227,7 @@ void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, 
       const auto [lo, hi] = rules.keys(i);
       const double l = lse[(b * a.heads_q + h) * Sq + i];
       std::fill(dq.begin(), dq.end(), 0.0);
+      // A row that saw only the sink has out = 0, so Delta = 0 and it adds nothing to dsink.
       if (hi > lo && l != -std::numeric_limits<double>::infinity()) {
         double delta = 0;
         for (std::int64_t d = 0; d < D; ++d) {
@@ -234,6 +237,7 @@ void reference_backward_head(const BwdArgs& g, std::int64_t b, std::int64_t hk, 
           delta += s.acc[at(d)] *
                    load(ptr(a.o), a.o.dtype, b * a.o.strides[0] + i * a.o.strides[1] + h * a.o.strides[2] + d);
         }
+        if (g.has_dsinks) dsink[at(b * a.heads_q + h)] -= std::exp(rules.sink() - l) * delta;
         for (std::int64_t j = lo; j < hi; ++j) {
           const double *kr = &s.k[at(j * D)], *vr = &s.v[at(j * D)];
           double dot = 0, dp = 0;
@@ -289,12 +293,21 @@ void reference_attention(const AttnArgs& a) {
 void reference_backward(const BwdArgs& g) {
   const AttnArgs& a = g.fwd;
   const std::int64_t pairs = a.batch * a.heads_kv;
+  // dsinks sums over batches that different threads own: each (b, h) writes its own partial, summed in order after.
+  std::vector<double> dsink(g.has_dsinks ? static_cast<std::size_t>(a.batch * a.heads_q) : 0, 0.0);
   parallel_for(pairs, [&](std::atomic<std::int64_t>& next) {
     HeadScratch s(a);
     std::vector<double> dk(s.k.size()), dv(s.k.size()), dq(s.q.size());
     for (std::int64_t p; (p = next.fetch_add(1)) < pairs;)
-      reference_backward_head(g, p / a.heads_kv, p % a.heads_kv, s, dk, dv, dq);
+      reference_backward_head(g, p / a.heads_kv, p % a.heads_kv, s, dk, dv, dq, dsink);
   });
+  if (!g.has_dsinks) return;
+  auto* out = reinterpret_cast<float*>(const_cast<std::byte*>(ptr(g.dsinks)));
+  for (std::int64_t h = 0; h < a.heads_q; ++h) {
+    double sum = 0;
+    for (std::int64_t b = 0; b < a.batch; ++b) sum += dsink[static_cast<std::size_t>(b * a.heads_q + h)];
+    out[h] = static_cast<float>(sum);
+  }
 }
 
 // Ring attention's elementwise work (backend.hpp, RingOpArgs), one loop over the view's rows. Merge reads both LSEs

@@ -143,9 +143,10 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
 }
 
+// A backward row's `sinks` means the path also writes Options::dsinks when the call gives it.
 VariantSupport variant_support(Path path, bool backward) {
   switch (path) {
-    case Path::CpuReference: return {true, true, true, !backward};  // no dsinks output yet
+    case Path::CpuReference: return {true, true, true, true};
     case Path::CudaSm80: return {true, true, true, !backward};      // sm80_mods.cuh; no dsinks output yet
     default: return {};
   }

@@ -105,6 +105,30 @@ void require_shape(const Tensor& t, const char* name, const Shape& want, const c
                                        "'s " + shape_str(want));
 }
 
+namespace {
+// A per-head f32 table (ALiBi slopes, sinks, dsinks): [heads_q], or [batch, heads_q] where batch_ok, contiguous, on
+// q's device. Returns whether it is the batched form.
+bool require_per_head(const Tensor& t, const char* name, const Tensor& q, std::int64_t batch, std::int64_t heads_q,
+                      bool batch_ok) {
+  require_defined(t, name);
+  require_same_device(t, name, q);
+  if (t.dtype() != DType::F32)
+    fail(ErrorCode::DTypeMismatch, std::string(name) + ": dtype must be f32, got " + std::string(to_string(t.dtype())));
+  const Shape& s = t.shape();
+  const bool heads = s.rank == 1 && s[0] == heads_q;
+  const bool batched = batch_ok && s.rank == 2 && s[0] == batch && s[1] == heads_q;
+  if (!heads && !batched)
+    fail(ErrorCode::ShapeMismatch, std::string(name) + ": shape " + shape_str(s) + " must be [heads_q] = [" +
+                                       std::to_string(heads_q) + "]" +
+                                       (batch_ok ? " or [batch, heads_q] = [" + std::to_string(batch) + ", " +
+                                                       std::to_string(heads_q) + "]"
+                                                 : std::string()));
+  if (t.strides().dims != Strides::contiguous(s).dims) fail(ErrorCode::BadStride, std::string(name) + ": must be contiguous");
+  require_indexable(t, name);
+  return batched;
+}
+}  // namespace
+
 void apply_variants(AttnArgs& a, const Options& options, const Tensor& q, std::int64_t batch, std::int64_t heads_q,
                     const std::vector<std::pair<const Tensor*, const char*>>& outs) {
   for (const auto& [name, w] : {std::pair{"options.window_left", options.window_left},
@@ -116,23 +140,9 @@ void apply_variants(AttnArgs& a, const Options& options, const Tensor& q, std::i
   a.window_left = options.window_left;
   a.window_right = options.window_right;
   a.softcap = options.softcap;
-  // Slopes [Hq] or [B, Hq], sinks [Hq]: f32, contiguous, on q's device, apart from every output.
+  // Slopes and sinks are inputs: apart from every output.
   auto per_head = [&](const Tensor& t, const char* name, bool batch_ok) {
-    require_defined(t, name);
-    require_same_device(t, name, q);
-    if (t.dtype() != DType::F32)
-      fail(ErrorCode::DTypeMismatch, std::string(name) + ": dtype must be f32, got " + std::string(to_string(t.dtype())));
-    const Shape& s = t.shape();
-    const bool heads = s.rank == 1 && s[0] == heads_q;
-    const bool batched = batch_ok && s.rank == 2 && s[0] == batch && s[1] == heads_q;
-    if (!heads && !batched)
-      fail(ErrorCode::ShapeMismatch, std::string(name) + ": shape " + shape_str(s) + " must be [heads_q] = [" +
-                                         std::to_string(heads_q) + "]" +
-                                         (batch_ok ? " or [batch, heads_q] = [" + std::to_string(batch) + ", " +
-                                                         std::to_string(heads_q) + "]"
-                                                   : std::string()));
-    if (t.strides().dims != Strides::contiguous(s).dims) fail(ErrorCode::BadStride, std::string(name) + ": must be contiguous");
-    require_indexable(t, name);
+    const bool batched = require_per_head(t, name, q, batch, heads_q, batch_ok);
     for (const auto& [o, oname] : outs)
       if (overlaps(*o, t)) fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
     return batched;
@@ -327,6 +337,9 @@ BwdArgs validate_backward(const Tensor& q, const Tensor& k, const Tensor& v, con
       if (overlaps(*o, *outs[j].first))
         fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + outs[j].second + "'s memory");
   }
+  for (const auto& [t, name] : {std::pair{options.sinks, "options.sinks"}, {options.alibi_slopes, "options.alibi_slopes"}})
+    for (const auto& [o, oname] : outs)
+      if (t && overlaps(*o, *t)) fail(ErrorCode::Aliasing, std::string(oname) + ": overlaps " + name + "'s memory");
   if (const Tensor* w = options.workspace) {
     require_defined(*w, "options.workspace");
     require_same_device(*w, "options.workspace", q);
@@ -339,6 +352,22 @@ BwdArgs validate_backward(const Tensor& q, const Tensor& k, const Tensor& v, con
     a.workspace = arg_of(*w);
     a.has_workspace = true;
     a.workspace_capacity = w->extent_bytes();
+  }
+  // dsinks: the gradient of options.sinks, f32 [Hq], apart from every other argument.
+  if (Tensor* ds = options.dsinks) {
+    require_defined(*ds, "options.dsinks");
+    if (!options.sinks)
+      fail(ErrorCode::InvalidArgument, "options.dsinks: given without options.sinks (it is the gradient of sinks)");
+    require_per_head(*ds, "options.dsinks", q, a.fwd.batch, a.fwd.heads_q, false);
+    std::vector<std::pair<const Tensor*, const char*>> others(std::begin(inputs), std::end(inputs));
+    others.insert(others.end(), std::begin(outs), std::end(outs));
+    for (const auto& [t, name] : {std::pair{options.workspace, "options.workspace"},
+                                  {options.sinks, "options.sinks"}, {options.alibi_slopes, "options.alibi_slopes"}})
+      if (t) others.push_back({t, name});
+    for (const auto& [t, name] : others)
+      if (overlaps(*ds, *t)) fail(ErrorCode::Aliasing, std::string("options.dsinks: overlaps ") + name + "'s memory");
+    a.dsinks = arg_of(*ds);
+    a.has_dsinks = true;
   }
   a.dout = arg_of(dout);
   a.dq = arg_of(dq);

@@ -589,3 +589,97 @@ TEST_CASE("bad input (backward): options.workspace smaller than the path needs")
   opt.workspace = &enough;
   CHECK(attention_backward(f.q, f.k, f.v, f.out, f.lse, f.dout, f.dq, f.dk, f.dv, opt).workspace_bytes == 4096);
 }
+
+namespace {
+// Element 0 of a CPU tensor, for wrapping a second view of its memory with another dtype.
+void* host_address(const Tensor& t) { return reinterpret_cast<void*>(t.storage()->handle + t.storage()->offset); }
+}  // namespace
+
+// dsinks (Options::dsinks): the gradient of sinks, f32 [Hq], contiguous, on q's device, apart from every argument.
+TEST_CASE("bad input (backward): options.dsinks") {
+  BwdFixture f;
+  const BwdCall c(f);
+  const Shape heads{1, {4, 0, 0, 0}};
+  auto f32 = [&](const Shape& s, int byte) { return Fixture::filled(Tensor::empty(f.dev, DType::F32, s), byte); };
+  const Tensor sinks = f32(heads, 0x3F);  // 0.75 each
+  Options opt;
+  opt.sinks = &sinks;
+  SUBCASE("valid: written") {
+    Tensor ds = f32(heads, Fixture::kOutByte);
+    opt.dsinks = &ds;
+    CHECK_NOTHROW(attention_backward(f.q, f.k, f.v, f.out, f.lse, f.dout, f.dq, f.dk, f.dv, opt));
+    CHECK(bytes_of(ds) != std::vector<std::byte>(ds.extent_bytes(), std::byte(Fixture::kOutByte)));
+  }
+  SUBCASE("undefined") {
+    Tensor none;
+    opt.dsinks = &none;
+    expect_bwd_error(f, c, opt, ErrorCode::InvalidArgument, {"options.dsinks: tensor is undefined"});
+  }
+  SUBCASE("without sinks") {
+    Tensor ds = f32(heads, Fixture::kOutByte);
+    opt.sinks = nullptr;
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::InvalidArgument, {"options.dsinks: given without options.sinks"}, {&ds});
+  }
+  SUBCASE("on another device") {
+    Tensor ds = Fixture::filled(Tensor::empty(proxy_device(), DType::F32, heads), Fixture::kOutByte);
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::DeviceMismatch, {"options.dsinks: is on device cpu:1"}, {&ds});
+  }
+  SUBCASE("dtype") {
+    Tensor ds = Fixture::filled(Tensor::empty(f.dev, DType::F16, heads), Fixture::kOutByte);
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::DTypeMismatch, {"options.dsinks: dtype must be f32, got f16"}, {&ds});
+  }
+  SUBCASE("shape") {
+    Tensor ds = f32(Shape{2, {2, 4, 0, 0}}, Fixture::kOutByte);  // [B, Hq] is a layout of ALiBi slopes, not of sinks
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::ShapeMismatch, {"options.dsinks: shape [2, 4] must be [heads_q] = [4]"},
+                     {&ds});
+  }
+  SUBCASE("not contiguous") {
+    Tensor base = f32(Shape{1, {8, 0, 0, 0}}, Fixture::kOutByte);
+    Tensor ds = base.as_strided(heads, Strides{{2}});
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::BadStride, {"options.dsinks: must be contiguous"}, {&base});
+  }
+  SUBCASE("beyond the device's index range") {
+    BwdFixture g(proxy_device(10000));
+    const Tensor gs = Fixture::filled(Tensor::empty(g.dev, DType::F32, heads), 0x3F);
+    Tensor base = Fixture::filled(Tensor::empty(g.dev, DType::F32, Shape{1, {10010, 0, 0, 0}}), Fixture::kOutByte);
+    Tensor ds = base.as_strided(heads, Strides::contiguous(heads), 10000);
+    Options o;
+    o.sinks = &gs;
+    o.dsinks = &ds;
+    expect_bwd_error(g, BwdCall(g), o, ErrorCode::Overflow, {"options.dsinks: addresses 10004 elements"}, {&base});
+  }
+  SUBCASE("overlapping sinks") {
+    Tensor ds = sinks.as_strided(heads, Strides::contiguous(heads));
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"options.dsinks: overlaps options.sinks's memory"}, {&sinks});
+  }
+  SUBCASE("overlapping an input") {
+    Tensor ds = f.lse.as_strided(heads, Strides::contiguous(heads), 4);
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"options.dsinks: overlaps lse's memory"}, {&f.lse});
+  }
+  SUBCASE("overlapping a gradient") {
+    Tensor ds = Tensor::wrap_host(f.dev, host_address(f.dk), DType::F32, heads, Strides::contiguous(heads));
+    opt.dsinks = &ds;
+    expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"options.dsinks: overlaps dk's memory"});
+  }
+}
+
+// ALiBi slopes and sinks are inputs of the backward too: no gradient may overlap them.
+TEST_CASE("bad input (backward): a gradient overlapping options.sinks or options.alibi_slopes") {
+  BwdFixture f;
+  const BwdCall c(f);
+  const Shape heads{1, {4, 0, 0, 0}};
+  Tensor in_dv = Tensor::wrap_host(f.dev, host_address(f.dv), DType::F32, heads, Strides::contiguous(heads));
+  Options opt;
+  opt.sinks = &in_dv;
+  expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"dv: overlaps options.sinks's memory"});
+  opt = {};
+  opt.alibi_slopes = &in_dv;
+  expect_bwd_error(f, c, opt, ErrorCode::Aliasing, {"dv: overlaps options.alibi_slopes's memory"});
+}

@@ -7,6 +7,7 @@
 #include "every_path.hpp"
 #include "reference.hpp"
 #include "test_config.hpp"
+#include "variants.hpp"
 
 #include <cstdio>
 #include <string>
@@ -30,20 +31,8 @@ struct Variant {
   }
 };
 
-// ALiBi's usual slopes: the geometric series 2^(-8 (h + 1) / H).
-std::vector<float> alibi_slopes(std::int64_t heads) {
-  std::vector<float> s(static_cast<std::size_t>(heads));
-  for (std::int64_t h = 0; h < heads; ++h) s[std::size_t(h)] = std::exp2(-8.0f * float(h + 1) / float(heads));
-  return s;
-}
-
-std::vector<float> sink_logits(std::int64_t heads, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.5f);
-  std::vector<float> s(static_cast<std::size_t>(heads));
-  for (float& x : s) x = normal(rng);
-  return s;
-}
+using cases::alibi_slopes;  // ALiBi's geometric slopes, as the CLI's --alibi gives them
+using cases::sink_logits;
 
 // Out and LSE straight from the definitions (FlashAttention's): logical [B, Sq, Hq, D] values in, double sums.
 struct Direct {
@@ -319,22 +308,30 @@ TEST_CASE("conformance variants: the backward on every path") {
       });
 }
 
-// The backward of window, softcap and ALiBi on the CPU reference against central differences of its forward.
+// The backward of every variant on the CPU reference against central differences of its forward: dq, dk, dv, and
+// dsinks (Options::dsinks) with sinks, summed over a batch of 2, including rows that see no key but the sink.
 TEST_CASE("conformance variants: the CPU backward matches finite differences") {
   const Device cpu = Device::open(Backend::Cpu);
-  const cases::Case c{1, 5, 7, 2, 1, 8, true, DType::F32};
-  for (const Variant& var : {Variant{2, 1, 0, false, false}, Variant{-1, -1, 0.7f, false, false},
-                             Variant{3, 0, 0, true, false}}) {
-    INFO("variant", var.name());
+  const cases::Case small{1, 5, 7, 2, 1, 8, true, DType::F32}, batched{2, 7, 4, 2, 1, 8, true, DType::F32};
+  const std::pair<cases::Case, Variant> list[] = {
+      {small, {2, 1, 0, false, false}},     {small, {-1, -1, 0.7f, false, false}}, {small, {3, 0, 0, true, false}},
+      {small, {-1, -1, 0, false, true}},    {batched, {-1, -1, 0, false, true}},   // Sq > Sk: rows 0-2 see no key
+      {batched, {2, 0, 0.7f, true, true}},
+  };
+  for (const auto& [c, var] : list) {
+    INFO("case ", c.name(), ", variant", var.name());
     Problem p = make_problem(cpu, c, config().seed + 52000);
-    const std::vector<float> slopes = alibi_slopes(c.heads_q);
+    const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, 3);
     const Tensor ts = f32_tensor(cpu, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
+    const Tensor tk = f32_tensor(cpu, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
+    Tensor dsinks = f32_tensor(cpu, std::vector<float>(std::size_t(c.heads_q), NAN), Shape{1, {c.heads_q, 0, 0, 0}});
     Options opt;
     opt.causal = c.causal;
     opt.window_left = var.window_left;
     opt.window_right = var.window_right;
     opt.softcap = var.softcap;
     if (var.alibi) opt.alibi_slopes = &ts;
+    if (var.sinks) opt.sinks = &tk;
     attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
     std::mt19937_64 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -343,26 +340,29 @@ TEST_CASE("conformance variants: the CPU backward matches finite differences") {
     const Tensor dout = f32_tensor(cpu, dov, p.q.view.shape());
     Tensor dq = Tensor::empty(cpu, DType::F32, p.q.view.shape()), dk = Tensor::empty(cpu, DType::F32, p.k.view.shape()),
            dv = Tensor::empty(cpu, DType::F32, p.v.view.shape());
+    if (var.sinks) opt.dsinks = &dsinks;
     attention_backward(p.q.view, p.k.view, p.v.view, p.out.view, p.lse.view, dout, dq, dk, dv, opt);
-    auto loss = [&](const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v) {
-      const Direct r = direct(c, var, q, k, v, slopes, {}, 1.0f / std::sqrt(float(c.head_dim)));
+    auto loss = [&](const std::vector<float> (&x)[4]) {
+      const Direct r = direct(c, var, x[0], x[1], x[2], slopes, x[3], 1.0f / std::sqrt(float(c.head_dim)));
       double l = 0;
       for (std::size_t i = 0; i < r.out.size(); ++i) l += double(r.out[i]) * dov[i];
       return l;
     };
     double worst = 0;
-    for (int which = 0; which < 3; ++which) {
-      std::vector<float> x[3] = {p.qv, p.kv, p.vv};
+    for (int which = 0; which < (var.sinks ? 4 : 3); ++which) {
+      std::vector<float> x[4] = {p.qv, p.kv, p.vv, sinks};
       std::vector<float> grad(x[which].size());
-      (which == 0 ? dq : which == 1 ? dk : dv).download(grad.data(), grad.size() * 4);
+      (which == 0 ? dq : which == 1 ? dk : which == 2 ? dv : dsinks).download(grad.data(), grad.size() * 4);
       for (std::size_t i = 0; i < x[which].size(); ++i) {
         const float x0 = x[which][i];
         x[which][i] = x0 + 1e-2f;
-        const double up = loss(x[0], x[1], x[2]);
+        const double up = loss(x);
         x[which][i] = x0 - 1e-2f;
-        const double down = loss(x[0], x[1], x[2]);
+        const double down = loss(x);
         x[which][i] = x0;
         const double fd = (up - down) / 2e-2;
+        INFO("tensor ", which, " element ", i, ": fd ", fd, ", grad ", grad[i]);
+        CHECK(std::isfinite(grad[i]));
         worst = std::max(worst, std::abs(fd - grad[i]) / std::max(1.0, std::abs(fd)));
       }
     }

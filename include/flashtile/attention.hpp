@@ -37,6 +37,10 @@ struct Options {
   // other argument. Null: the device's own stream-ordered pool (CUDA: cudaMallocAsync on the call's stream). Either
   // way a call allocates nothing synchronously and never waits on the host, so it can be captured in a CUDA graph.
   const Tensor* workspace = nullptr;
+  // Backward only, optional: f32 [Hq], contiguous, on the call's device, overwritten with ∂loss/∂sinks (needs sinks;
+  // overlaps no other argument). With D = rowsum(dout·out) and the LSE L (which includes the sink),
+  // dsinks[h] = -Σ_{b,i} exp(sinks[h] - L[b,h,i]) · D[b,h,i]; dq, dk and dv do not depend on it.
+  Tensor* dsinks = nullptr;
 };
 
 struct Result {

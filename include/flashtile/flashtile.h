@@ -86,6 +86,17 @@ typedef struct ft_options {
   int deterministic;          /* 1: dq, dk, dv bit-identical run to run on one device; 0 (default): fastest */
   const ft_tensor* workspace; /* scratch of at least ft_result.workspace_bytes (ft_attention_backward_plan), contiguous,
                                  256-byte aligned on CUDA; NULL (default): the device's stream-ordered pool */
+  /* Variants (since 0.5.0), FlashAttention's semantics (C++ Options in attention.hpp); any combination, on every
+   * layout. Zero-initialised means none. A path without kernels for a variant passes the call over with the reason. */
+  int has_window;       /* 1: a sliding window of window_left/window_right; 0 (default): none, and both must stay 0 */
+  int64_t window_left;  /* row i sees keys j with i + Sk - Sq - window_left <= j <= i + Sk - Sq + window_right; */
+  int64_t window_right; /* -1 is unbounded on that side (causal is window_right 0) */
+  float softcap;        /* > 0: each score (scale applied) becomes softcap * tanh(score / softcap); 0 (default): off */
+  const ft_tensor* alibi_slopes; /* NULL or f32 [Hq] or [B, Hq]: score -= slope * |i + Sk - Sq - j| (after softcap) */
+  const ft_tensor* sinks;        /* NULL or f32 [Hq]: a logit per head joining every row's softmax denominator (and
+                                    its LSE), carrying no value */
+  ft_tensor* dsinks; /* backward only: NULL (default) or f32 [Hq], contiguous, overwritten with dloss/dsinks; needs
+                        sinks */
 } ft_options;
 
 typedef struct ft_result {

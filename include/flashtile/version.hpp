@@ -2,7 +2,7 @@
 
 namespace flashtile {
 inline constexpr int kVersionMajor = 0;
-inline constexpr int kVersionMinor = 4;
+inline constexpr int kVersionMinor = 5;
 inline constexpr int kVersionPatch = 0;
 const char* version_string();
 }  // namespace flashtile

@@ -138,7 +138,11 @@ class _Options(ctypes.Structure):
     _fields_ = [("scale", ctypes.c_float), ("causal", ctypes.c_int), ("path", ctypes.c_int),
                 ("cuda_stream", ctypes.c_void_p), ("vk_command_buffer", ctypes.c_void_p),
                 ("allow_reduced_precision_accumulation", ctypes.c_int), ("has_scale", ctypes.c_int),
-                ("deterministic", ctypes.c_int), ("workspace", ctypes.c_void_p)]  # since 0.4.0: backward only
+                ("deterministic", ctypes.c_int), ("workspace", ctypes.c_void_p),  # since 0.4.0: backward only
+                # since 0.5.0: the variants (dsinks: backward only)
+                ("has_window", ctypes.c_int), ("window_left", ctypes.c_int64), ("window_right", ctypes.c_int64),
+                ("softcap", ctypes.c_float), ("alibi_slopes", ctypes.c_void_p), ("sinks", ctypes.c_void_p),
+                ("dsinks", ctypes.c_void_p)]
 
 
 class _Result(ctypes.Structure):
@@ -274,19 +278,53 @@ def _dtype_name(dtype, arg: str = "dtype") -> str:
     raise InvalidArgument("%s: unknown dtype %r (one of %s)" % (arg, dtype, ", ".join(DTYPES)))
 
 
+def _real_number(value, name: str, what: str) -> float:
+    """float(value), or an InvalidArgument naming `name` (bools and strings are not numbers here)."""
+    if isinstance(value, (bool, str, bytes)):
+        raise InvalidArgument("%s: needs %s, got %r" % (name, what, value))
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument("%s: needs %s, got %r" % (name, what, value)) from None
+
+
 def _scale_value(scale) -> Optional[float]:
     """None (the default, 1/sqrt(head_dim)) or a finite float; anything else is an InvalidArgument naming scale."""
     if scale is None:
         return None
-    if isinstance(scale, (bool, str, bytes)):
-        raise InvalidArgument("scale: needs a real number or None, got %r" % (scale,))
-    try:
-        value = float(scale)
-    except (TypeError, ValueError):
-        raise InvalidArgument("scale: needs a real number or None, got %r" % (scale,)) from None
+    value = _real_number(scale, "scale", "a real number or None")
     # The library takes a 32-bit float: values beyond its range would arrive as infinities.
     if not math.isfinite(value) or abs(value) > _FLOAT32_MAX:
         raise InvalidArgument("scale: must be finite (as a 32-bit float), got %r" % (scale,))
+    return value
+
+
+def _window_value(window_size) -> Tuple[int, int]:
+    """(left, right) from FlashAttention's window_size: None or (-1, -1) is no window, -1 is unbounded on that side.
+    The library names values below -1 (options.window_left / window_right)."""
+    if window_size is None:
+        return (-1, -1)
+    out = None
+    try:
+        if not isinstance(window_size, (str, bytes)) and len(window_size) == 2:
+            # Plain ints first: what torch.compile traces (operator.index only for other integer types).
+            out = tuple(None if isinstance(x, bool) else x if isinstance(x, int) else operator.index(x)
+                        for x in window_size)
+    except TypeError:
+        out = None
+    if out is None or None in out:
+        raise InvalidArgument("window_size: needs (left, right), two integers (-1: unbounded on that side), got %r"
+                              % (window_size,))
+    if any(not -2 ** 63 <= x < 2 ** 63 for x in out):
+        raise Overflow("window_size: %r exceeds the int64 range" % (window_size,))
+    return out
+
+
+def _softcap_value(softcap) -> float:
+    """0 (off) or a real number; the library names values that are negative or not finite (options.softcap)."""
+    value = _real_number(softcap, "softcap", "a real number (0: off)")
+    if math.isfinite(value) and abs(value) > _FLOAT32_MAX:  # would arrive as an infinity
+        raise InvalidArgument("softcap: must be finite (as a 32-bit float), got %r" % (softcap,))
     return value
 
 
@@ -431,8 +469,13 @@ def last_result() -> Optional[Result]:
 
 
 def _options(causal: bool, scale: Optional[float], path, stream: int = 0, command_buffer: int = 0,
-             reduced: bool = False, deterministic: bool = False) -> _Options:
+             reduced: bool = False, deterministic: bool = False, window: Tuple[int, int] = (-1, -1),
+             softcap: float = 0.0) -> _Options:
+    """ft_options; the variants' tables (alibi_slopes, sinks, dsinks) are tensor handles the caller sets."""
     o = _Options()
+    if tuple(window) != (-1, -1):
+        o.has_window, (o.window_left, o.window_right) = 1, window
+    o.softcap = softcap
     o.allow_reduced_precision_accumulation = 1 if reduced else 0
     o.deterministic = 1 if deterministic else 0
     value = _scale_value(scale)
@@ -465,6 +508,25 @@ def _backward(tensors, opts: _Options, run: bool = True) -> Result:
     fn = _lib.ft_attention_backward if run else _lib.ft_attention_backward_plan
     _check(fn(*[t.handle for t in tensors], ctypes.byref(opts), ctypes.byref(res)))
     return _finish(res, run)
+
+
+class _Variants:
+    """The variants of one host call: window and softcap go into ft_options as values; alibi_slopes and sinks are
+    extra host operands, appended after the call's own, whose tensors bind() puts into ft_options."""
+
+    def __init__(self, window_size=None, softcap=0.0, alibi_slopes=None, sinks=None):
+        self.window, self.softcap = _window_value(window_size), _softcap_value(softcap)
+        self.tables = [(n, x) for n, x in (("alibi_slopes", alibi_slopes), ("sinks", sinks)) if x is not None]
+
+    def operands(self) -> list:
+        return [_table_operand(x, n, "f32") for n, x in self.tables]
+
+    def bind(self, opts: _Options, tensors: list, own: int) -> list:
+        """tensors: the call's `own` operands, then the tables, then its outputs; returns them without the tables."""
+        n = len(self.tables)
+        for (name, _), t in zip(self.tables, tensors[own:own + n]):
+            setattr(opts, name, t.handle)
+        return tensors[:own] + tensors[own + n:]
 
 
 def _handles(tensors) -> list:
@@ -710,7 +772,7 @@ def _require_rank(op: _HostOperand, name: str, rank: int, what: str) -> None:
 _BSHD = "[batch, seqlen, heads, head_dim]"
 
 
-def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=False):
+def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, var, reduced=False):
     ops = [_HostOperand(x, n, dtype) for x, n in ((q, "q"), (k, "k"), (v, "v"))]
     oq = ops[0]
     _require_rank(oq, "q", 4, _BSHD)
@@ -718,12 +780,12 @@ def _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, re
     specs = [(oq.shape, oq.dtype), ((B, Hq, Sq), "f32")][:2 if return_lse else 1]
     objs = _host_outputs(q, specs)
     outs = [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)] + [None] * (2 - len(specs))
-    opts = _options(causal, scale, path, reduced=reduced)
-    _host_run(ops, outs, backend, lambda t: _forward(t, opts))
+    opts = _options(causal, scale, path, reduced=reduced, window=var.window, softcap=var.softcap)
+    _host_run(ops + var.operands(), outs, backend, lambda t: _forward(var.bind(opts, t, 3), opts))
     return tuple(objs) if return_lse else objs[0]
 
 
-def _host_backward(args, causal, scale, backend, path, dtype, deterministic, run=True):
+def _host_backward(args, causal, scale, backend, path, dtype, deterministic, var, run=True):
     names = ("q", "k", "v", "out", "lse", "dout")
     if args[4] is None:
         raise InvalidArgument("lse: required: the forward's f32 log-sum-exp [batch, heads_q, seqlen_q] "
@@ -732,28 +794,45 @@ def _host_backward(args, causal, scale, backend, path, dtype, deterministic, run
     for op, n in zip(ops, names):
         _require_rank(op, n, 3, "[batch, heads_q, seqlen_q]") if n == "lse" else _require_rank(op, n, 4, _BSHD)
     specs = [(ops[i].shape, ops[0].dtype) for i in (0, 1, 2)]  # dq like q, dk like k, dv like v; dtype of q
+    with_dsinks = any(n == "sinks" for n, _ in var.tables)
+    if with_dsinks:
+        specs.append(((ops[0].shape[2],), "f32"))  # dsinks [Hq]
     objs = _host_outputs(args[0], specs)
-    opts = _options(causal, scale, path, deterministic=deterministic)
-    result = _host_run(ops, [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)], backend,
-                       lambda t: _backward(t, opts, run), run)
+    opts = _options(causal, scale, path, deterministic=deterministic, window=var.window, softcap=var.softcap)
+
+    def call(t):  # t: q, k, v, out, lse, dout, [tables,] dq, dk, dv, [dsinks]
+        t = var.bind(opts, t, 6)
+        if with_dsinks:
+            opts.dsinks = t[9].handle
+        return _backward(t[:9], opts, run)
+
+    result = _host_run(ops + var.operands(), [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)], backend,
+                       call, run)
     return tuple(objs) if run else result
 
 
-def _i32_operand(x, name: str):
-    """A table: a (nested) list of ints becomes an i32 HostArray; anything else goes through _HostOperand."""
+def _table_operand(x, name: str, dtype: str):
+    """A table: a (nested) list of numbers becomes a HostArray of `dtype` ('i32': block_table, seqlens, cu_seqlens;
+    'f32': alibi_slopes, sinks); anything else goes through _HostOperand (the library names a wrong dtype)."""
     if isinstance(x, (list, tuple)):
         rows = [list(r) if isinstance(r, (list, tuple)) else None for r in x]
         if x and all(r is not None for r in rows):
             if len({len(r) for r in rows}) != 1:
                 raise InvalidArgument("%s: rows of different lengths" % name)
-            x = HostArray.from_ints([v for r in rows for v in r], (len(rows), len(rows[0])))
+            values, shape = [v for r in rows for v in r], (len(rows), len(rows[0]))
         else:
-            x = HostArray.from_ints(x, (len(x),))
+            values, shape = list(x), (len(x),)
+        convert = int if dtype == "i32" else float
+        x = HostArray(bytearray(_pack([convert(v) for v in values], dtype)), shape, dtype)
     return _HostOperand(x, name, None)
 
 
+def _i32_operand(x, name: str):
+    return _table_operand(x, name, "i32")
+
+
 def _host_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale, return_lse, backend, path, dtype,
-                  run=True):
+                  var, run=True):
     named = (("q", q), ("k_cache", k_cache), ("v_cache", v_cache))
     ops = [_HostOperand(x, n, dtype) for n, x in named]
     ops += [_i32_operand(block_table, "block_table"), _i32_operand(seqlens, "seqlens")]
@@ -767,14 +846,15 @@ def _host_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale
     appending = k is not None
     if appending:
         ops += [_HostOperand(k, "k", dtype), _HostOperand(v, "v", dtype)]
-    opts = _options(causal, scale, path)
+    opts = _options(causal, scale, path, window=var.window, softcap=var.softcap)
 
-    def call(t):  # t: q, k_cache, v_cache, block_table, seqlens, [k, v,] out, lse
+    def call(t):  # t: q, k_cache, v_cache, block_table, seqlens, [k, v,] [tables,] out, lse
+        t = var.bind(opts, t, 7 if appending else 5)
         new = t[5:7] if appending else [None, None]
         outputs = t[7:9] if appending else t[5:7]
         return _kvcache(t[:5] + list(outputs) + list(new), opts, run)
 
-    result = _host_run(ops, outs, backend, call, run,
+    result = _host_run(ops + var.operands(), outs, backend, call, run,
                        inout=((1, "k_cache"), (2, "v_cache")) if appending and run else ())
     if not run:
         return result
@@ -782,7 +862,7 @@ def _host_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale
 
 
 def _host_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, return_lse,
-                 backend, path, dtype, run=True):
+                 backend, path, dtype, var, run=True):
     ops = [_HostOperand(x, n, dtype) for n, x in (("q", q), ("k", k), ("v", v))]
     ops += [_i32_operand(cu_seqlens_q, "cu_seqlens_q"), _i32_operand(cu_seqlens_k, "cu_seqlens_k")]
     _require_rank(ops[0], "q", 3, "[total_q, heads, head_dim]")
@@ -790,9 +870,13 @@ def _host_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k
     specs = [(ops[0].shape, ops[0].dtype), ((Hq, T), "f32")][:2 if return_lse else 1]
     objs = _host_outputs(q, specs)
     outs = [(obj, shape, dt) for obj, (shape, dt) in zip(objs, specs)] + [None] * (2 - len(specs))
-    opts = _options(causal, scale, path)
-    result = _host_run(ops, outs, backend,
-                       lambda t: _varlen(t[:3] + t[5:7] + t[3:5], max_seqlen_q, max_seqlen_k, opts, run), run)
+    opts = _options(causal, scale, path, window=var.window, softcap=var.softcap)
+
+    def call(t):  # t: q, k, v, cu_seqlens_q, cu_seqlens_k, [tables,] out, lse
+        t = var.bind(opts, t, 5)
+        return _varlen(t[:3] + t[5:7] + t[3:5], max_seqlen_q, max_seqlen_k, opts, run)
+
+    result = _host_run(ops + var.operands(), outs, backend, call, run)
     if not run:
         return result
     return tuple(objs) if return_lse else objs[0]
@@ -828,7 +912,8 @@ def _torch_part():
 
 def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
               backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
-              allow_reduced_precision: bool = False, deterministic: bool = False):
+              allow_reduced_precision: bool = False, deterministic: bool = False, *, window_size=None,
+              softcap: float = 0.0, alibi_slopes=None, sinks=None):
     """softmax(q·kᵀ·scale)·v, exact, for q [B, Sq, Hq, D], k and v [B, Sk, Hkv, D] (Hq a multiple of Hkv).
 
     causal: bottom-right aligned when Sq != Sk. scale: default 1/sqrt(D). return_lse: also return the f32 log-sum-exp
@@ -840,62 +925,86 @@ def attention(q, k, v, causal: bool = False, scale: Optional[float] = None, retu
 
     For torch tensors the call is differentiable: out's gradient flows to q, k and v through attention_backward on
     the current stream (deterministic: its run-to-run bit-identical mode), and torch.compile traces it as the custom
-    ops flashtile::attention_fwd / attention_bwd. The returned lse carries no gradient (it is detached).
+    ops flashtile::attention_fwd / attention_bwd. The returned lse carries no gradient (it is detached). sinks that
+    require grad get theirs (dsinks); alibi_slopes get none.
+
+    Variants (FlashAttention's semantics; any combination, with GQA, Sq != Sk and causal): window_size=(left, right)
+    lets row i see keys j with i + Sk - Sq - left <= j <= i + Sk - Sq + right (-1: unbounded on that side; None or
+    (-1, -1): no window). softcap > 0: each score becomes softcap * tanh(score / softcap) (scale applied first).
+    alibi_slopes: f32 [Hq] or [B, Hq]: score -= slope * |i + Sk - Sq - j|. sinks: f32 [Hq], a logit per head that
+    joins every row's softmax denominator (and lse) and carries no value. alibi_slopes and sinks are of q's kind
+    (torch tensors on q's device, or host buffers / lists of floats). A path without kernels for a variant is passed
+    over with the reason (last_result().note).
     """
     _scale_value(scale)  # argument errors before any conversion or upload
+    var = _Variants(window_size, softcap, alibi_slopes, sinks)
     if dtype is not None:
         dtype = _dtype_name(dtype)
     if _is_torch(q):
         return _torch_part().attention(q, k, v, causal, scale, return_lse, backend, path, allow_reduced_precision,
-                                       deterministic)
+                                       deterministic, var)
     _load()
-    return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, reduced=allow_reduced_precision)
+    return _host_attention(q, k, v, causal, scale, return_lse, backend, path, dtype, var,
+                           reduced=allow_reduced_precision)
 
 
 def attention_backward(q, k, v, out, lse, dout, *, causal: bool = False, scale: Optional[float] = None,
                        backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
-                       deterministic: bool = False):
+                       deterministic: bool = False, window_size=None, softcap: float = 0.0, alibi_slopes=None,
+                       sinks=None):
     """The gradients (dq, dk, dv) of attention(q, k, v) given its output `out`, its `lse` (return_lse=True; f32
     [B, Hq, Sq], required) and dout = dloss/dout, with the forward's causal and scale. dq is shaped like q, dk and dv
     like k and v (with GQA summed over each group's query heads), all in q's dtype. Takes what attention() takes:
     torch tensors (new torch tensors, queued on the current stream; not differentiable themselves) or host buffers
     (new HostArrays, or numpy arrays for numpy f16/f32 inputs). deterministic: bit-identical gradients run to run.
-    Rows that saw no key get zero gradients."""
+    Rows that saw no key get zero gradients.
+
+    The variants (window_size, softcap, alibi_slopes, sinks) must be the forward's. With sinks, the result is
+    (dq, dk, dv, dsinks): dsinks f32 [Hq] = dloss/dsinks = -sum over batches and rows of exp(sink - lse) *
+    rowsum(dout * out); without sinks it stays (dq, dk, dv)."""
     _scale_value(scale)
+    var = _Variants(window_size, softcap, alibi_slopes, sinks)
     if dtype is not None:
         dtype = _dtype_name(dtype)
     if _is_torch(q):
-        return _torch_part().attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic)
+        return _torch_part().attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic,
+                                                var)
     _load()
-    return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic)
+    return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic, var)
 
 
 def plan(q, k, v, causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
-         backend: Optional[str] = None, path: Optional[str] = None, allow_reduced_precision: bool = False) -> Result:
-    """The Result attention() would give for torch tensors q, k, v, without running anything."""
+         backend: Optional[str] = None, path: Optional[str] = None, allow_reduced_precision: bool = False, *,
+         window_size=None, softcap: float = 0.0, alibi_slopes=None, sinks=None) -> Result:
+    """The Result attention() would give for torch tensors q, k, v (and the variants), without running anything."""
     _load()
+    var = _Variants(window_size, softcap, alibi_slopes, sinks)
     if not _is_torch(q):
         raise InvalidArgument("q: plan() takes torch tensors; for host buffers call attention() and last_result()")
-    return _torch_part().plan(q, k, v, causal, scale, return_lse, backend, path, allow_reduced_precision)
+    return _torch_part().plan(q, k, v, causal, scale, return_lse, backend, path, allow_reduced_precision, var)
 
 
 def plan_backward(q, k, v, out, lse, dout, *, causal: bool = False, scale: Optional[float] = None,
                   backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
-                  deterministic: bool = False) -> Result:
+                  deterministic: bool = False, window_size=None, softcap: float = 0.0, alibi_slopes=None,
+                  sinks=None) -> Result:
     """The Result attention_backward() would give (path, kernel, why faster paths were passed over, and
     workspace_bytes: the scratch it needs), without running anything. Takes what attention_backward() takes."""
     _scale_value(scale)
+    var = _Variants(window_size, softcap, alibi_slopes, sinks)
     if dtype is not None:
         dtype = _dtype_name(dtype)
     _load()
     if _is_torch(q):
-        return _torch_part().plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic)
-    return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic, run=False)
+        return _torch_part().plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic, var)
+    return _host_backward((q, k, v, out, lse, dout), causal, scale, backend, path, dtype, deterministic, var,
+                          run=False)
 
 
 def attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k=None, v=None, *, causal: bool = False,
                            scale: Optional[float] = None, return_lse: bool = False, backend: Optional[str] = None,
-                           path: Optional[str] = None, dtype: Optional[str] = None):
+                           path: Optional[str] = None, dtype: Optional[str] = None, window_size=None,
+                           softcap: float = 0.0, alibi_slopes=None, sinks=None):
     """Attention of q [B, Sq, Hq, D] over a paged KV cache: k_cache and v_cache [num_pages, page_size, Hkv, D]
     (page_size a multiple of 16), block_table int32 [B, pages_per_seq] (key j of sequence b lives in page
     block_table[b, j // page_size], slot j % page_size), seqlens int32 [B] (the keys each sequence holds).
@@ -905,34 +1014,38 @@ def attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k=None, v=
     changed (advance it yourself). causal: bottom-right per sequence. Returns out like q (and the f32 lse [B, Hq, Sq]
     with return_lse=True). Torch tensors: on q's device and the current stream, no copies, not differentiable, a
     graph break under torch.compile. Host buffers: as attention() takes them; the tables may also be lists of ints.
+    The variants as attention() takes them, per sequence (Sk: the keys sequence b holds after the append).
     """
     _scale_value(scale)
+    var = _Variants(window_size, softcap, alibi_slopes, sinks)
     if dtype is not None:
         dtype = _dtype_name(dtype)
     if _is_torch(q):
         return _torch_part().attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale,
-                                                    return_lse, backend, path)
+                                                    return_lse, backend, path, var)
     _load()
     return _host_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale, return_lse, backend, path,
-                         dtype)
+                         dtype, var)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q: int, max_seqlen_k: int, *,
                      causal: bool = False, scale: Optional[float] = None, return_lse: bool = False,
-                     backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None):
+                     backend: Optional[str] = None, path: Optional[str] = None, dtype: Optional[str] = None,
+                     window_size=None, softcap: float = 0.0, alibi_slopes=None, sinks=None):
     """Attention over a packed batch: q [total_q, Hq, D], k and v [total_k, Hkv, D]; sequence b's rows are
     q[cu_seqlens_q[b]:cu_seqlens_q[b+1]] and its keys k[cu_seqlens_k[b]:cu_seqlens_k[b+1]] (int32 [B + 1], from 0,
     non-decreasing). max_seqlen_q and max_seqlen_k: at least every sequence's length. causal: bottom-right per
     sequence. Returns out like q (and the f32 lse [Hq, total_q] with return_lse=True). Takes what
-    attention_with_kvcache() takes."""
+    attention_with_kvcache() takes, the variants too (per sequence; ALiBi's [B, Hq] slopes: one row a sequence)."""
     _scale_value(scale)
+    var = _Variants(window_size, softcap, alibi_slopes, sinks)
     max_seqlen_q = _max_seqlen(max_seqlen_q, "max_seqlen_q")
     max_seqlen_k = _max_seqlen(max_seqlen_k, "max_seqlen_k")
     if dtype is not None:
         dtype = _dtype_name(dtype)
     if _is_torch(q):
         return _torch_part().attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                              causal, scale, return_lse, backend, path)
+                                              causal, scale, return_lse, backend, path, var)
     _load()
     return _host_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, return_lse,
-                        backend, path, dtype)
+                        backend, path, dtype, var)

@@ -2,8 +2,10 @@
 autograd and torch.compile.
 
 The forward and the backward are torch.library custom ops, flashtile::attention_fwd -> (out, lse) and
-flashtile::attention_bwd -> (dq, dk, dv), each with a fake (shapes and dtypes only) so that torch.compile and
+flashtile::attention_bwd -> (dq, dk, dv, dsinks), each with a fake (shapes and dtypes only) so that torch.compile and
 torch.export trace them without running them, and attention_fwd has an autograd formula that calls attention_bwd.
+The variants are op arguments: window_left/window_right/softcap as scalars, alibi_slopes and sinks as optional
+tensors; sinks get a gradient (dsinks) when they require one, alibi_slopes none.
 Autograd runs a backward op on the stream its forward ran on, so the gradients are queued on that stream too.
 
 Imported by flashtile on the first torch tensor it sees; it needs torch >= 2.4 (torch.library.custom_op).
@@ -17,7 +19,7 @@ import torch
 from torch import Tensor
 
 from . import (BACKENDS, Device, DeviceMismatch, DTypeMismatch, InvalidArgument, Result, Unsupported, _backward,
-               _forward, _kvcache, _load, _options, _scale_value, _varlen, _wrap)
+               _forward, _kvcache, _load, _options, _scale_value, _varlen, _Variants, _wrap)
 
 if not hasattr(torch.library, "custom_op"):
     raise Unsupported("flashtile: torch %s lacks torch.library.custom_op (torch >= 2.4 needed)" % torch.__version__)
@@ -33,13 +35,16 @@ def _dtype(t: Tensor, name: str) -> str:
     return _DTYPES[t.dtype]
 
 
-def _check_operands(q, others, backend) -> None:
-    """Errors the library can't name in torch's terms, before anything runs (traceable: metadata only)."""
+def _check_operands(q, others, backend, rank: Optional[int] = 4) -> None:
+    """Errors the library can't name in torch's terms, before anything runs (traceable: metadata only). rank None:
+    the others only."""
     for n, x in others:
         if not isinstance(x, Tensor):
             raise InvalidArgument("%s: q is a torch tensor, so %s must be one too" % (n, n))
         if x.device != q.device:
             raise DeviceMismatch("%s: on %s, but q is on %s" % (n, x.device, q.device))
+    if rank is None:
+        return
     if q.dim() != 4:
         raise InvalidArgument("q: needs 4 dimensions [batch, seqlen, heads, head_dim], got %d" % q.dim())
     if q.device.type not in ("cuda", "cpu"):
@@ -85,26 +90,52 @@ def _fwd_outputs(q: Tensor, need_lse: bool) -> Tuple[Tensor, Tensor]:
     return q.new_empty(q.shape), q.new_empty(lse_shape, dtype=torch.float32)
 
 
-def _bwd_outputs(q: Tensor, k: Tensor, v: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    return q.new_empty(q.shape), q.new_empty(k.shape), q.new_empty(v.shape)
+def _bwd_outputs(q: Tensor, k: Tensor, v: Tensor, need_dsinks: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """dq, dk, dv like q, k, v, and dsinks f32 [Hq] (empty when not wanted): shared by the op and its fake."""
+    return (q.new_empty(q.shape), q.new_empty(k.shape), q.new_empty(v.shape),
+            q.new_empty((q.shape[2],) if need_dsinks else (0,), dtype=torch.float32))
 
 
-def _run_forward(q, k, v, causal, scale, path, need_lse, reduced, run=True):
+# The variants as the ops carry them: (window_left, window_right, softcap, alibi_slopes, sinks).
+def _variant_args(var: _Variants, q: Tensor):
+    tables = dict(var.tables)
+    _check_operands(q, [(n, x) for n, x in var.tables], None, rank=None)
+    return (int(var.window[0]), int(var.window[1]), float(var.softcap), tables.get("alibi_slopes"), tables.get("sinks"))
+
+
+def _variant_options(opts, dev, kind, alibi_slopes, sinks):
+    """Sets the tables' handles in `opts`; returns the wrapped tables, which must outlive the call."""
+    tables = _wrapped(dev, kind, [("alibi_slopes", alibi_slopes), ("sinks", sinks)])
+    opts.alibi_slopes, opts.sinks = [None if t is None else t.handle for t in tables]
+    return tables
+
+
+def _run_forward(q, k, v, causal, scale, path, need_lse, reduced, window_left=-1, window_right=-1, softcap=0.0,
+                 alibi_slopes=None, sinks=None, run=True):
     dev, kind, stream = _device(q)
     out, lse = _fwd_outputs(q, need_lse)
     tensors = _wrapped(dev, kind, [("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse if need_lse else None)])
-    result = _forward(tensors, _options(causal, scale, path, stream=stream, reduced=reduced), run=run)
+    opts = _options(causal, scale, path, stream=stream, reduced=reduced, window=(window_left, window_right),
+                    softcap=softcap)
+    tables = _variant_options(opts, dev, kind, alibi_slopes, sinks)  # noqa: F841 (kept alive through the call)
+    result = _forward(tensors, opts, run=run)
     return (out, lse) if run else result
 
 
-def _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic, run=True):
+def _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic, window_left=-1, window_right=-1,
+                  softcap=0.0, alibi_slopes=None, sinks=None, need_dsinks=False, run=True):
     dev, kind, stream = _device(q)
-    dq, dk, dv = _bwd_outputs(q, k, v)
+    dq, dk, dv, dsinks = _bwd_outputs(q, k, v, need_dsinks)
     named = [("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse), ("dout", dout), ("dq", dq), ("dk", dk),
              ("dv", dv)]
-    result = _backward(_wrapped(dev, kind, named),
-                       _options(causal, scale, path, stream=stream, deterministic=deterministic), run=run)
-    return (dq, dk, dv) if run else result
+    opts = _options(causal, scale, path, stream=stream, deterministic=deterministic,
+                    window=(window_left, window_right), softcap=softcap)
+    tables = _variant_options(opts, dev, kind, alibi_slopes, sinks)
+    if need_dsinks:
+        tables += _wrapped(dev, kind, [("dsinks", dsinks)])
+        opts.dsinks = tables[-1].handle
+    result = _backward(_wrapped(dev, kind, named), opts, run=run)
+    return (dq, dk, dv, dsinks) if run else result
 
 
 # ---- The custom ops. Scalars are op arguments (bool, float?, str?) so a compiled graph carries them. ------------
@@ -112,44 +143,59 @@ def _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic, r
 
 @torch.library.custom_op("flashtile::attention_fwd", mutates_args=())
 def attention_fwd(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], path: Optional[str],
-                  need_lse: bool, reduced: bool, deterministic: bool) -> Tuple[Tensor, Tensor]:
+                  need_lse: bool, reduced: bool, deterministic: bool, window_left: int, window_right: int,
+                  softcap: float, alibi_slopes: Optional[Tensor], sinks: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
     # deterministic is the backward's: an argument here so that setup_context sees it.
-    return _run_forward(q, k, v, causal, scale, path, need_lse, reduced)
+    return _run_forward(q, k, v, causal, scale, path, need_lse, reduced, window_left, window_right, softcap,
+                        alibi_slopes, sinks)
 
 
 @attention_fwd.register_fake
-def _attention_fwd_fake(q, k, v, causal, scale, path, need_lse, reduced, deterministic):
+def _attention_fwd_fake(q, k, v, causal, scale, path, need_lse, reduced, deterministic, window_left, window_right,
+                        softcap, alibi_slopes, sinks):
     return _fwd_outputs(q, need_lse)
 
 
 @torch.library.custom_op("flashtile::attention_bwd", mutates_args=())
 def attention_bwd(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, dout: Tensor, causal: bool,
-                  scale: Optional[float], path: Optional[str], deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
-    return _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic)
+                  scale: Optional[float], path: Optional[str], deterministic: bool, window_left: int,
+                  window_right: int, softcap: float, alibi_slopes: Optional[Tensor], sinks: Optional[Tensor],
+                  need_dsinks: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    return _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic, window_left, window_right,
+                         softcap, alibi_slopes, sinks, need_dsinks)
 
 
 @attention_bwd.register_fake
-def _attention_bwd_fake(q, k, v, out, lse, dout, causal, scale, path, deterministic):
-    return _bwd_outputs(q, k, v)
+def _attention_bwd_fake(q, k, v, out, lse, dout, causal, scale, path, deterministic, window_left, window_right,
+                        softcap, alibi_slopes, sinks, need_dsinks):
+    return _bwd_outputs(q, k, v, need_dsinks)
+
+
+_SINKS_INPUT = 13  # the index of sinks among attention_fwd's inputs
 
 
 def _setup_context(ctx, inputs, output) -> None:
-    q, k, v, causal, scale, path, _need_lse, _reduced, deterministic = inputs
+    (q, k, v, causal, scale, path, _need_lse, _reduced, deterministic, window_left, window_right, softcap,
+     alibi_slopes, sinks) = inputs
     out, lse = output
-    ctx.save_for_backward(q, k, v, out, lse)
+    ctx.save_for_backward(q, k, v, out, lse, alibi_slopes, sinks)
     ctx.causal, ctx.scale, ctx.path, ctx.deterministic = causal, scale, path, deterministic
+    ctx.window, ctx.softcap = (window_left, window_right), softcap
 
 
 def _attention_fwd_backward(ctx, dout, _dlse):
     # lse's gradient is dropped: attention() hands lse out detached, so nothing can depend on it.
-    q, k, v, out, lse = ctx.saved_tensors
+    q, k, v, out, lse, alibi_slopes, sinks = ctx.saved_tensors
     if lse.dim() != 3:
         raise InvalidArgument("lse: the forward ran without one (no input required grad then); nothing to "
                               "differentiate")
     if dout.stride(-1) != 1:  # autograd gives gradients any strides (an expanded sum has stride 0); the head dim
         dout = dout.contiguous()  # must be contiguous
-    dq, dk, dv = attention_bwd(q, k, v, out, lse, dout, ctx.causal, ctx.scale, ctx.path, ctx.deterministic)
-    return dq, dk, dv, None, None, None, None, None, None
+    need_dsinks = sinks is not None and ctx.needs_input_grad[_SINKS_INPUT]
+    dq, dk, dv, dsinks = attention_bwd(q, k, v, out, lse, dout, ctx.causal, ctx.scale, ctx.path, ctx.deterministic,
+                                       ctx.window[0], ctx.window[1], ctx.softcap, alibi_slopes, sinks, need_dsinks)
+    # alibi_slopes get no gradient (as in FlashAttention); sinks get dsinks when they require one.
+    return (dq, dk, dv) + (None,) * 10 + (dsinks if need_dsinks else None,)
 
 
 attention_fwd.register_autograd(_attention_fwd_backward, setup_context=_setup_context)
@@ -158,13 +204,16 @@ attention_fwd.register_autograd(_attention_fwd_backward, setup_context=_setup_co
 # ---- What flashtile's entry points call for torch tensors. ------------------------------------------------------
 
 
-def attention(q, k, v, causal, scale, return_lse, backend, path, reduced, deterministic):
+def attention(q, k, v, causal, scale, return_lse, backend, path, reduced, deterministic, var):
     _check_operands(q, (("k", k), ("v", v)), backend)
+    variants = _variant_args(var, q)
+    sinks = variants[4]
     # lse costs a little on some kernels: compute it only when asked for or when autograd will need it.
     need_lse = bool(return_lse) or (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
-                                                                  v.requires_grad))
+                                                                  v.requires_grad or
+                                                                  (sinks is not None and sinks.requires_grad)))
     out, lse = attention_fwd(q, k, v, bool(causal), _scale_value(scale), _path_arg(path), need_lse, bool(reduced),
-                             bool(deterministic))
+                             bool(deterministic), *variants)
     return (out, lse.detach()) if return_lse else out
 
 
@@ -175,20 +224,26 @@ def _check_backward(q, k, v, out, lse, dout, backend) -> None:
     _check_operands(q, (("k", k), ("v", v), ("out", out), ("lse", lse), ("dout", dout)), backend)
 
 
-def attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic):
+def attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic, var):
     _check_backward(q, k, v, out, lse, dout, backend)
-    return attention_bwd(q, k, v, out, lse, dout, bool(causal), _scale_value(scale), _path_arg(path),
-                         bool(deterministic))
+    variants = _variant_args(var, q)
+    need_dsinks = variants[4] is not None
+    dq, dk, dv, dsinks = attention_bwd(q, k, v, out, lse, dout, bool(causal), _scale_value(scale), _path_arg(path),
+                                       bool(deterministic), *variants, need_dsinks)
+    return (dq, dk, dv, dsinks) if need_dsinks else (dq, dk, dv)
 
 
-def plan(q, k, v, causal, scale, return_lse, backend, path, reduced) -> Result:
+def plan(q, k, v, causal, scale, return_lse, backend, path, reduced, var) -> Result:
     _check_operands(q, (("k", k), ("v", v)), backend)
-    return _run_forward(q, k, v, causal, scale, _path_arg(path), bool(return_lse), reduced, run=False)
+    return _run_forward(q, k, v, causal, scale, _path_arg(path), bool(return_lse), reduced, *_variant_args(var, q),
+                        run=False)
 
 
-def plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic) -> Result:
+def plan_backward(q, k, v, out, lse, dout, causal, scale, backend, path, deterministic, var) -> Result:
     _check_backward(q, k, v, out, lse, dout, backend)
-    return _run_backward(q, k, v, out, lse, dout, causal, scale, _path_arg(path), deterministic, run=False)
+    variants = _variant_args(var, q)
+    return _run_backward(q, k, v, out, lse, dout, causal, scale, _path_arg(path), deterministic, *variants,
+                         need_dsinks=variants[4] is not None, run=False)
 
 
 # ---- The serving layouts: eager calls on the current stream (no custom op: the append mutates the caches). -------
@@ -209,7 +264,7 @@ def _check_serving(q, others, backend, rank: int, layout: str) -> None:
 
 
 def attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, causal, scale, return_lse, backend,
-                           path):
+                           path, var):
     named = [("k_cache", k_cache), ("v_cache", v_cache), ("block_table", block_table), ("seqlens", seqlens),
              ("k", k), ("v", v)]
     _check_serving(q, named, backend, 4, "[batch, seqlen, heads, head_dim]")
@@ -219,12 +274,15 @@ def attention_with_kvcache(q, k_cache, v_cache, block_table, seqlens, k, v, caus
     lse = q.new_empty((B, Hq, Sq), dtype=torch.float32) if return_lse else None
     tensors = _wrapped(dev, kind, [("q", q), ("k_cache", k_cache), ("v_cache", v_cache), ("block_table", block_table),
                                    ("seqlens", seqlens), ("out", out), ("lse", lse), ("k", k), ("v", v)])
-    _kvcache(tensors, _options(causal, _scale_value(scale), _path_arg(path), stream=stream))
+    opts = _options(causal, _scale_value(scale), _path_arg(path), stream=stream, window=var.window,
+                    softcap=var.softcap)
+    tables = _variant_options(opts, dev, kind, *_variant_args(var, q)[3:])  # noqa: F841 (alive through the call)
+    _kvcache(tensors, opts)
     return (out, lse) if return_lse else out
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, return_lse,
-                     backend, path):
+                     backend, path, var):
     named = [("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)]
     _check_serving(q, named, backend, 3, "[total_q, heads, head_dim]")
     dev, kind, stream = _device(q)
@@ -232,5 +290,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     lse = q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32) if return_lse else None
     tensors = _wrapped(dev, kind, [("q", q), ("k", k), ("v", v), ("out", out), ("lse", lse),
                                    ("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)])
-    _varlen(tensors, max_seqlen_q, max_seqlen_k, _options(causal, _scale_value(scale), _path_arg(path), stream=stream))
+    opts = _options(causal, _scale_value(scale), _path_arg(path), stream=stream, window=var.window,
+                    softcap=var.softcap)
+    tables = _variant_options(opts, dev, kind, *_variant_args(var, q)[3:])  # noqa: F841 (alive through the call)
+    _varlen(tensors, max_seqlen_q, max_seqlen_k, opts)
     return (out, lse) if return_lse else out

@@ -14,6 +14,7 @@
 
 #include "cases.hpp"
 #include "values.hpp"
+#include "variants.hpp"
 
 #include <flashtile/flashtile.hpp>
 
@@ -79,6 +80,8 @@ constexpr double kRotationBytes = 512.0 * 1024 * 1024;
 constexpr int kMaxSets = 16;
 // Outputs larger than this are not downloaded for the NaN check.
 constexpr std::size_t kMaxCheckBytes = std::size_t{512} << 20;
+// The seed of --sinks' random logits (fixed: every case and run times the same sinks).
+constexpr std::uint64_t kSinkSeed = 1;
 
 struct Args {
   std::vector<Backend> backends;  // empty: every hardware device
@@ -88,17 +91,13 @@ struct Args {
   int causal = -1;                       // -1 both
   bool grid = true, quick = false, lse = false, check = true;
   bool reduced = false;  // Options::allow_reduced_precision_accumulation
-  // The attention variants every case runs with (Options): window (-1 unbounded), softcap (0 off), ALiBi's
-  // geometric slopes, per-head sink logits.
-  std::int64_t window_left = -1, window_right = -1;
-  float softcap = 0.0f;
-  bool alibi = false, sinks = false;
   std::vector<Pass> passes{Pass::Fwd};  // --backward, --fwd-bwd replace the forward
   std::vector<cases::Case> shapes;
   int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
   double warmup_ms = 200;                 // and at least this long (GPU clocks ramp up; Vulkan idles them)
   bool help = false;
   std::string csv, json;
+  cases::VariantSpec var;  // --window, --softcap, --alibi, --sinks: every case runs with them
 };
 
 void usage(std::FILE* f, const char* prog) {
@@ -121,10 +120,6 @@ void usage(std::FILE* f, const char* prog) {
       "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
       "  --reduced-precision   allow reduced-precision accumulation (Options::allow_reduced_precision_accumulation;\n"
       "                        kernels that use it end in _o16)\n"
-      "  --window L,R          sliding window (Options::window_left, window_right; -1 unbounded)\n"
-      "  --softcap X           softcap the scores at X;  --alibi  ALiBi with the geometric slopes 2^(-8(h+1)/Hq)\n"
-      "  --sinks               a sink logit per head (Options::sinks). TFLOP/s counts the plain call's FLOPs, so a\n"
-      "                        window's rows compare by time\n"
       "  --backward            time attention_backward instead of the forward: dout random, out and lse from an\n"
       "                        untimed forward of each input set, the workspace (plan_attention_backward's\n"
       "                        workspace_bytes, in the table and files) allocated once; TFLOP/s counts 2.5x the\n"
@@ -133,6 +128,8 @@ void usage(std::FILE* f, const char* prog) {
       "                        a row of each\n"
       "  --csv FILE  --json FILE   write the results\n",
       f);
+  std::fprintf(f, "  variants, on every case (TFLOP/s still counts the whole or causal matrix; compare times):\n  %s\n",
+               cases::kVariantUsage);
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -208,21 +205,6 @@ Args parse_args(int argc, char** argv) {
       a.check = false;
     } else if (o == "--reduced-precision") {
       a.reduced = true;
-    } else if (o == "--window") {
-      const auto f = split(value(i), ',');
-      if (f.size() != 2) throw Error(ErrorCode::InvalidArgument, "--window: expected L,R (-1 unbounded)");
-      a.window_left = parse_int(f[0], "--window");
-      a.window_right = parse_int(f[1], "--window");
-    } else if (o == "--softcap") {
-      const std::string v = value(i);
-      char* end = nullptr;
-      a.softcap = std::strtof(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0' || !(a.softcap > 0))
-        throw Error(ErrorCode::InvalidArgument, "--softcap: expected a number > 0, got '" + v + "'");
-    } else if (o == "--alibi") {
-      a.alibi = true;
-    } else if (o == "--sinks") {
-      a.sinks = true;
     } else if (o == "--backward" || o == "--fwd-bwd") {
       const Pass p = o == "--backward" ? Pass::Bwd : Pass::FwdBwd;
       if (a.passes == std::vector<Pass>{Pass::Fwd}) a.passes.clear();
@@ -241,6 +223,7 @@ Args parse_args(int argc, char** argv) {
       a.json = value(i);
     } else if (o == "-h" || o == "--help") {
       a.help = true;
+    } else if (a.var.parse(o, [&] { return value(i); })) {
     } else {
       throw Error(ErrorCode::InvalidArgument, "unknown option '" + o + "' (--help lists them)");
     }
@@ -545,25 +528,9 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, Pass pass, cons
   opt.path = path;
   opt.cuda_stream = timer.stream();
   opt.allow_reduced_precision_accumulation = a.reduced;
-  opt.window_left = a.window_left;
-  opt.window_right = a.window_right;
-  opt.softcap = a.softcap;
   try {
-    Tensor slopes, sinks;  // f32 [Hq]
-    const auto per_head = [&](Tensor& t, auto value) {
-      std::vector<float> v(static_cast<std::size_t>(c.heads_q));
-      for (std::size_t h = 0; h < v.size(); ++h) v[h] = value(h);
-      t = Tensor::empty(dev, DType::F32, Shape{1, {c.heads_q, 0, 0, 0}});
-      t.upload(v.data(), v.size() * sizeof(float));
-    };
-    if (a.alibi) {
-      per_head(slopes, [&](std::size_t h) { return std::exp2(-8.0f * float(h + 1) / float(c.heads_q)); });
-      opt.alibi_slopes = &slopes;
-    }
-    if (a.sinks) {  // logits near a row's typical max, so the sink takes a real share of the denominator
-      per_head(sinks, [](std::size_t h) { return 0.5f * float(h % 4); });
-      opt.sinks = &sinks;
-    }
+    const cases::VariantTables tables(dev, a.var, c.heads_q, kSinkSeed);
+    tables.apply(a.var, opt);
     std::vector<InputSet> in;
     in.reserve(static_cast<std::size_t>(sets));
     std::uint64_t salt = 1;

@@ -12,24 +12,49 @@
 
 namespace flashtile::cases {
 
-Gradients reference_backward(const Case& c, const BackwardInputs& in) {
+namespace {
+
+Tensor upload_f32(const Device& cpu, const std::vector<float>& v, const Shape& s) {
+  Tensor t = Tensor::empty(cpu, DType::F32, s);
+  t.upload(v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+}  // namespace
+
+Gradients reference_backward(const Case& c, const BackwardInputs& in, const VariantSpec& var, std::uint64_t seed) {
   const Device cpu = Device::open(Backend::Cpu);
   const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
   const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
-  auto up = [&](const std::vector<float>& v, const Shape& s) {
-    Tensor t = Tensor::empty(cpu, DType::F32, s);
-    t.upload(v.data(), v.size() * sizeof(float));
-    return t;
-  };
-  const Tensor q = up(in.q, qs), k = up(in.k, ks), v = up(in.v, ks), out = up(in.out, qs),
-               lse = up(in.lse, Shape::of(c.batch, c.heads_q, c.seqlen_q)), dout = up(in.dout, qs);
+  const Tensor q = upload_f32(cpu, in.q, qs), k = upload_f32(cpu, in.k, ks), v = upload_f32(cpu, in.v, ks),
+               out = upload_f32(cpu, in.out, qs), dout = upload_f32(cpu, in.dout, qs),
+               lse = upload_f32(cpu, in.lse, Shape::of(c.batch, c.heads_q, c.seqlen_q));
   Tensor dq = Tensor::empty(cpu, DType::F32, qs), dk = Tensor::empty(cpu, DType::F32, ks),
-         dv = Tensor::empty(cpu, DType::F32, ks);
+         dv = Tensor::empty(cpu, DType::F32, ks), dsinks = Tensor::empty(cpu, DType::F32, Shape{1, {c.heads_q, 0, 0, 0}});
   Options opt;
   opt.causal = c.causal;
   opt.scale = c.scale;
+  const VariantTables tables(cpu, var, c.heads_q, seed);
+  tables.apply(var, opt);
+  if (var.sinks) opt.dsinks = &dsinks;
   attention_backward(q, k, v, out, lse, dout, dq, dk, dv, opt);
-  return Gradients{download_floats(dq), download_floats(dk), download_floats(dv)};
+  return Gradients{download_floats(dq), download_floats(dk), download_floats(dv),
+                   var.sinks ? download_floats(dsinks) : std::vector<float>{}};
+}
+
+Forward reference_forward(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
+                          const std::vector<float>& v, const VariantSpec& var, std::uint64_t seed) {
+  const Device cpu = Device::open(Backend::Cpu);
+  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
+  const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  Tensor out = Tensor::empty(cpu, DType::F32, qs), lse = Tensor::empty(cpu, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q));
+  Options opt;
+  opt.causal = c.causal;
+  opt.scale = c.scale;
+  const VariantTables tables(cpu, var, c.heads_q, seed);
+  tables.apply(var, opt);
+  attention_forward(upload_f32(cpu, q, qs), upload_f32(cpu, k, ks), upload_f32(cpu, v, ks), out, &lse, opt);
+  return Forward{download_floats(out), download_floats(lse)};
 }
 
 std::vector<float> download_floats(const Tensor& t) {

@@ -3,6 +3,8 @@
 
 #include <flashtile/flashtile.hpp>
 
+#include "variants.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +61,11 @@ double median_ms(int warmup, int iters, bool quiet, Call&& call) {
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
+
+// The variant flags (cases::VariantSpec: --window L,R --softcap X --alibi --sinks), for Args' flag lists, and the
+// spec they give.
+inline const std::vector<std::string> kVariantFlags{"alibi", "sinks"}, kVariantValued{"window", "softcap"};
+cases::VariantSpec variant_flags(const Args& args);
 
 // `flashtile run --page-size N` and `flashtile run --varlen L1,L2,...` (src/cli/serving.cpp).
 int run_serving(const Args& args);

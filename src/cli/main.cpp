@@ -91,7 +91,7 @@ std::string json_escape(const std::string& s) {
 }  // namespace flashtile::cli
 
 namespace {
-const char* kUsage =
+const std::string kUsage =
     "usage: flashtile <command> [options]    (flashtile --version: the version; <command> --help: this text)\n"
     "  info [--json]                       backends, devices, capabilities and the path each would take\n"
     "  run  [options]                      run one attention problem and report path, time, TFLOP/s\n"
@@ -100,6 +100,8 @@ const char* kUsage =
     "       --backend auto|cuda|vulkan|cpu (auto) --device N (0) --path NAME --seed N --iters N (5) --warmup N (1)\n"
     "       --check (compare sampled rows with the CPU reference; exit 1 on mismatch) --json\n"
     "       --reduced-precision (allow O accumulated in f16 where a path offers it: vulkan_coopmat2, f16)\n"
+    "       variants (each composes with the others, causal, GQA and the layouts below; --check runs them on the CPU\n"
+    "         reference too): " + std::string(flashtile::cases::kVariantUsage) + "\n" +
     "       --backward (then attention_backward on a random dout: its path, kernel, workspace bytes, time and\n"
     "         TFLOP/s at 2.5x the forward's FLOPs; with --check, dq, dk and dv against the CPU reference backward\n"
     "         given the same q, k, v, out, lse and dout, exit 1 naming a gradient that differs)\n"
@@ -122,7 +124,7 @@ bool is_help_flag(const char* a) { return !std::strcmp(a, "--help") || !std::str
 int main(int argc, char** argv) {
   using namespace flashtile;
   if (argc < 2 || is_help_flag(argv[1]) || !std::strcmp(argv[1], "help")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(kUsage.c_str(), argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
@@ -137,7 +139,7 @@ int main(int argc, char** argv) {
   const bool info_or_run = !std::strcmp(argv[1], "info") || !std::strcmp(argv[1], "run");
   for (int i = 2; i < argc; ++i) {
     if (info_or_run && is_help_flag(argv[i])) {
-      std::fputs(kUsage, stdout);
+      std::fputs(kUsage.c_str(), stdout);
       return 0;
     }
   }
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "info")) return cli::cmd_info(argc, argv);
     if (!std::strcmp(argv[1], "run")) return cli::cmd_run(argc, argv);
     if (!std::strcmp(argv[1], "bench")) return bench_main(argc - 1, argv + 1, "flashtile bench");
-    std::fprintf(stderr, "flashtile: unknown command '%s'\n%s", argv[1], kUsage);
+    std::fprintf(stderr, "flashtile: unknown command '%s'\n%s", argv[1], kUsage.c_str());
     return 2;
   } catch (const Error& e) {
     std::fprintf(stderr, "flashtile: error (%s): %s\n", std::string(to_string(e.code())).c_str(), e.what());

@@ -41,6 +41,14 @@ void poison(Tensor& t) {
   t.upload(bytes.data(), bytes.size());
 }
 
+cases::VariantSpec variant_flags(const Args& args) {
+  cases::VariantSpec spec;
+  for (const auto* names : {&kVariantFlags, &kVariantValued})
+    for (const std::string& name : *names)
+      if (args.has(name)) spec.parse("--" + name, [&] { return args.str(name, ""); });
+  return spec;
+}
+
 namespace {
 
 struct Problem {
@@ -48,11 +56,13 @@ struct Problem {
   DType dtype;
   bool causal;
   float scale;
+  cases::VariantSpec var;
+  std::uint64_t seed;  // of the inputs and the variants' tables
 };
 
-// The backward's tensors: dout (random) and the gradients it writes.
+// The backward's tensors: dout (random) and the gradients it writes (dsinks: with --sinks).
 struct Grads {
-  Tensor dout, dq, dk, dv;
+  Tensor dout, dq, dk, dv, dsinks;
 };
 
 // The forward's tensors, as the backward reads them, and the rounded values of its inputs on the host.
@@ -69,6 +79,7 @@ struct BackwardReport {
   std::array<double, 3> error{};    // relative L2 error of dq, dk, dv
   bool determinism_checked = false;  // --check --deterministic: a second call wrote the same bytes
   std::array<bool, 3> identical{true, true, true};
+  double dsinks_error = NAN;         // with --sinks: dsinks against the CPU reference's
   bool ok = true;
 };
 
@@ -91,9 +102,10 @@ std::vector<std::byte> bytes_of(const Tensor& t) {
 // The backward on a random dout after the forward wrote out and lse: timed like the forward and, with check, each
 // gradient compared with the CPU reference backward given the same q, k, v, out, lse and dout (f32 copies), so that
 // the comparison measures the device's backward alone.
-BackwardReport run_backward(const Problem& p, const Options& opt, const Inputs& in, Grads& g, std::mt19937_64& rng,
+BackwardReport run_backward(const Problem& p, Options opt, const Inputs& in, Grads& g, std::mt19937_64& rng,
                             std::normal_distribution<float>& normal, int warmup, int iters, bool quiet, bool check) {
   BackwardReport rep;
+  if (p.var.sinks) opt.dsinks = &g.dsinks;
   std::vector<float> dout_host = fill_random(g.dout, rng, normal);
   for (Tensor* t : {&g.dq, &g.dk, &g.dv}) poison(*t);
   rep.median_ms = median_ms(warmup, iters, quiet, [&] {
@@ -108,8 +120,10 @@ BackwardReport run_backward(const Problem& p, const Options& opt, const Inputs& 
   c.dtype = p.dtype;
   c.scale = opt.scale;
   const cases::Gradients want = cases::reference_backward(
-      c, cases::BackwardInputs{*in.q_host, *in.k_host, *in.v_host, cases::download_floats(*in.out),
-                               cases::download_floats(*in.lse), std::move(dout_host)});
+      c,
+      cases::BackwardInputs{*in.q_host, *in.k_host, *in.v_host, cases::download_floats(*in.out),
+                            cases::download_floats(*in.lse), std::move(dout_host)},
+      p.var, p.seed);
   const std::array<const Tensor*, 3> got{&g.dq, &g.dk, &g.dv};
   const std::array<const std::vector<float>*, 3> ref{&want.dq, &want.dk, &want.dv};
   rep.checked = true;
@@ -117,6 +131,10 @@ BackwardReport run_backward(const Problem& p, const Options& opt, const Inputs& 
   for (std::size_t i = 0; i < got.size(); ++i) {
     rep.error[i] = cases::rel_l2_error(cases::download_floats(*got[i]), *ref[i]);
     rep.ok &= rep.error[i] <= rep.tolerance;
+  }
+  if (p.var.sinks) {
+    rep.dsinks_error = cases::rel_l2_error(cases::download_floats(g.dsinks), want.dsinks);
+    rep.ok &= rep.dsinks_error <= rep.tolerance;
   }
   if (opt.deterministic) {  // one more call must write the same bytes
     std::array<std::vector<std::byte>, 3> before;
@@ -138,6 +156,7 @@ std::string backward_json(const BackwardReport& b) {
                    ",\"tflops\":" + json_number(b.tflops);
   for (std::size_t i = 0; i < kGradNames.size(); ++i)
     js += ",\"" + std::string(kGradNames[i]) + "_rel_error\":" + (b.checked ? json_number(b.error[i]) : "null");
+  js += ",\"dsinks_rel_error\":" + json_number(b.dsinks_error);
   js += ",\"tolerance\":" + (b.checked ? json_number(b.tolerance) : "null");
   js += ",\"bit_identical\":" +
         std::string(!b.determinism_checked ? "null" : b.identical == std::array{true, true, true} ? "true" : "false");
@@ -160,6 +179,9 @@ void print_backward(const BackwardReport& b, int iters, bool deterministic) {
     if (!(b.error[i] <= b.tolerance))
       std::printf("backward MISMATCH %s: relative L2 error %.3e > tolerance %.0e%s\n", kGradNames[i], b.error[i],
                   b.tolerance, std::isfinite(b.error[i]) ? "" : " (NaN or infinity: unwritten or overflowed)");
+  if (!std::isnan(b.dsinks_error))
+    std::printf("backward check dsinks %.2e relative L2 error vs the CPU reference backward (tolerance %.0e) %s\n",
+                b.dsinks_error, b.tolerance, b.dsinks_error <= b.tolerance ? "OK" : "MISMATCH");
   if (b.determinism_checked)
     for (std::size_t i = 0; i < kGradNames.size(); ++i)
       std::printf("backward deterministic %s: a second call wrote %s bytes%s\n", kGradNames[i],
@@ -239,10 +261,14 @@ int cmd_info(int argc, char** argv) {
 }
 
 int cmd_run(int argc, char** argv) {
-  const Args args(argc, argv, 2,
-                  {"causal", "no-causal", "check", "json", "reduced-precision", "backward", "deterministic", "zigzag"},
-                  {"batch", "seq", "seq-k", "heads", "heads-kv", "dim", "dtype", "scale", "backend", "device", "path",
-                   "seed", "iters", "warmup", "page-size", "append", "varlen", "varlen-k", "ring"});
+  std::vector<std::string> flags{"causal", "no-causal", "check", "json", "reduced-precision", "backward",
+                                 "deterministic", "zigzag"};
+  std::vector<std::string> valued{"batch", "seq",   "seq-k", "heads",  "heads-kv", "dim",       "dtype",  "scale",
+                                  "backend", "device", "path", "seed", "iters", "warmup", "page-size", "append",
+                                  "varlen", "varlen-k", "ring"};
+  flags.insert(flags.end(), kVariantFlags.begin(), kVariantFlags.end());
+  valued.insert(valued.end(), kVariantValued.begin(), kVariantValued.end());
+  const Args args(argc, argv, 2, flags, valued);
   if (args.has("ring")) return run_ring(args);
   if (args.has("zigzag")) throw Error(ErrorCode::InvalidArgument, "--zigzag: a sharding of --ring; add --ring N");
   if (args.has("page-size") || args.has("varlen") || args.has("append") || args.has("varlen-k"))
@@ -267,6 +293,8 @@ int cmd_run(int argc, char** argv) {
   constexpr long long kIntMax = std::numeric_limits<int>::max();
   const int device_index = static_cast<int>(args.integer("device", 0, 0, kIntMax));
   const std::uint64_t seed = static_cast<std::uint64_t>(args.integer("seed", 1234, 0));
+  p.seed = seed;
+  p.var = variant_flags(args);
   const int iters = static_cast<int>(args.integer("iters", 5, 1, kIntMax));
   const int warmup = static_cast<int>(args.integer("warmup", 1, 0, kIntMax));
   const bool json = args.has("json");
@@ -279,6 +307,8 @@ int cmd_run(int argc, char** argv) {
   opt.deterministic = args.has("deterministic");
 
   const Device dev = Device::open(backend, device_index);
+  const cases::VariantTables tables(dev, p.var, p.Hq, seed);
+  tables.apply(p.var, opt);
   const Shape qs = Shape::of(p.B, p.Sq, p.Hq, p.D), ks = Shape::of(p.B, p.Sk, p.Hkv, p.D);
   Tensor q = Tensor::empty(dev, p.dtype, qs), k = Tensor::empty(dev, p.dtype, ks), v = Tensor::empty(dev, p.dtype, ks);
   Tensor out = Tensor::empty(dev, p.dtype, qs), lse = Tensor::empty(dev, DType::F32, Shape::of(p.B, p.Hq, p.Sq));
@@ -287,8 +317,10 @@ int cmd_run(int argc, char** argv) {
   std::optional<Grads> g;
   if (args.has("backward")) {
     g.emplace(Grads{Tensor::empty(dev, p.dtype, qs), Tensor::empty(dev, p.dtype, qs), Tensor::empty(dev, p.dtype, ks),
-                    Tensor::empty(dev, p.dtype, ks)});
-    (void)plan_attention_backward(q, k, v, out, lse, g->dout, g->dq, g->dk, g->dv, opt);
+                    Tensor::empty(dev, p.dtype, ks), Tensor::empty(dev, DType::F32, Shape{1, {p.Hq, 0, 0, 0}})});
+    Options bwd = opt;
+    if (p.var.sinks) bwd.dsinks = &g->dsinks;
+    (void)plan_attention_backward(q, k, v, out, lse, g->dout, g->dq, g->dk, g->dv, bwd);
   }
 
   std::mt19937_64 rng(seed);
@@ -305,7 +337,26 @@ int cmd_run(int argc, char** argv) {
   double max_rel = 0;
   int checked = 0;
   bool nan_seen = false;
-  if (args.has("check")) {
+  if (args.has("check") && p.var.any()) {
+    // With variants: every row against the CPU reference's forward from the same rounded inputs.
+    cases::Case c;
+    c.batch = p.B, c.seqlen_q = p.Sq, c.seqlen_k = p.Sk, c.heads_q = p.Hq, c.heads_kv = p.Hkv, c.head_dim = p.D;
+    c.causal = p.causal;
+    c.scale = opt.scale;
+    const cases::Forward want = cases::reference_forward(c, hq, hk, hv, p.var, seed);
+    const std::vector<float> got_lse = cases::download_floats(lse);
+    double lse_err = 0;
+    for (std::size_t i = 0; i < got_lse.size(); ++i) {
+      if (std::isnan(got_lse[i])) nan_seen = true;
+      lse_err = std::max(lse_err, std::isinf(want.lse[i])
+                                      ? (got_lse[i] == want.lse[i] ? 0.0 : INFINITY)
+                                      : std::abs(double(got_lse[i]) - want.lse[i]) / std::max(1.0, std::abs(double(want.lse[i]))));
+    }
+    const double out_err = cases::rel_l2_error(cases::download_floats(out), want.out);
+    nan_seen |= !std::isfinite(out_err);
+    max_rel = std::max(out_err, lse_err);
+    checked = static_cast<int>(std::min<std::int64_t>(p.B * p.Hq * p.Sq, std::numeric_limits<int>::max()));
+  } else if (args.has("check")) {
     std::vector<std::byte> ob(out.extent_bytes());
     out.download(ob.data(), ob.size());
     std::vector<float> lh(std::size_t(lse.shape().numel()));
@@ -363,26 +414,29 @@ int cmd_run(int argc, char** argv) {
   if (json) {
     std::printf("{\"device\":\"%s\",\"backend\":\"%s\",\"path\":\"%s\",\"kernel\":\"%s\",\"note\":\"%s\",\"batch\":%lld,"
                 "\"seq_q\":%lld,\"seq_k\":%lld,\"heads\":%lld,\"heads_kv\":%lld,\"dim\":%lld,\"dtype\":\"%s\","
-                "\"causal\":%s,\"median_ms\":%.6f,\"tflops\":%.4f,\"checked_rows\":%d,\"max_rel_error\":%.3e,"
+                "\"causal\":%s,\"variants\":\"%s\",\"median_ms\":%.6f,\"tflops\":%.4f,\"checked_rows\":%d,\"max_rel_error\":%.3e,"
                 "\"reduced_precision\":%s,\"backward\":%s,\"ok\":%s}\n",
                 json_escape(dev.info().name).c_str(), std::string(to_string(r.backend)).c_str(),
                 std::string(to_string(r.path)).c_str(), json_escape(r.kernel).c_str(), json_escape(r.note).c_str(),
                 (long long)p.B, (long long)p.Sq, (long long)p.Sk, (long long)p.Hq, (long long)p.Hkv, (long long)p.D,
-                std::string(to_string(p.dtype)).c_str(), p.causal ? "true" : "false", median, tflops, checked, max_rel,
+                std::string(to_string(p.dtype)).c_str(), p.causal ? "true" : "false", p.var.name().c_str(), median, tflops,
+                checked, max_rel,
                 r.reduced_precision ? "true" : "false", g ? backward_json(bwd).c_str() : "null", ok ? "true" : "false");
   } else {
     std::printf("device   %s (%s)\n", dev.info().name.c_str(), std::string(to_string(r.backend)).c_str());
     std::printf("path     %s  kernel %s%s\n", std::string(to_string(r.path)).c_str(), r.kernel.c_str(),
                 r.reduced_precision ? " (O accumulated in f16)" : "");
     if (!r.note.empty()) std::printf("note     passed over: %s\n", one_line(r.note).c_str());
-    std::printf("problem  batch %lld, seq %lld x %lld, heads %lld/%lld, dim %lld, %s%s\n", (long long)p.B,
+    std::printf("problem  batch %lld, seq %lld x %lld, heads %lld/%lld, dim %lld, %s%s%s%s\n", (long long)p.B,
                 (long long)p.Sq, (long long)p.Sk, (long long)p.Hq, (long long)p.Hkv, (long long)p.D,
-                std::string(to_string(p.dtype)).c_str(), p.causal ? ", causal" : "");
+                std::string(to_string(p.dtype)).c_str(), p.causal ? ", causal" : "", p.var.any() ? ", " : "",
+                p.var.name().c_str());
     std::printf("time     %.3f ms (median of %d, host clock around synchronous calls)  %.4g TFLOP/s\n", median, iters,
                 tflops);
     if (args.has("check"))
-      std::printf("check    %d sampled rows vs double reference: max rel error %.2e (tolerance %.0e) %s\n", checked,
-                  max_rel, tol, fwd_ok ? "OK" : "MISMATCH");
+      std::printf("check    %d %s: max rel error %.2e (tolerance %.0e) %s\n", checked,
+                  p.var.any() ? "rows vs the CPU reference" : "sampled rows vs double reference", max_rel, tol,
+                  fwd_ok ? "OK" : "MISMATCH");
     if (g) print_backward(bwd, iters, opt.deterministic);
   }
   return ok ? 0 : 1;

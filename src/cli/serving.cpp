@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 namespace flashtile::cli {
@@ -18,9 +19,12 @@ namespace {
 struct Common {
   std::int64_t Hq, Hkv, D;
   DType dtype;
-  Options opt;
+  Options opt;  // with the variants' tables (in `tables`)
   int iters, warmup;
   bool check, json;
+  cases::VariantSpec var;
+  std::uint64_t seed;
+  std::optional<cases::VariantTables> tables;
 };
 
 std::vector<std::int32_t> parse_lengths(const std::string& name, const std::string& text) {
@@ -63,6 +67,8 @@ Dense dense(const Common& c, const float* q, const float* k, const float* v, std
   Options opt;
   opt.causal = c.opt.causal;
   opt.scale = c.opt.scale;
+  const cases::VariantTables tables(cpu, c.var, c.Hq, c.seed);  // the same values as the run's, on the CPU
+  tables.apply(c.var, opt);
   attention_forward(wrap(q, sq, c.Hq), wrap(k, sk, c.Hkv), wrap(v, sk, c.Hkv), o, &l, opt);
   return r;
 }
@@ -109,7 +115,7 @@ int report(const Common& c, const Device& dev, const Result& r, const std::strin
 
 std::string head_text(const Common& c) {
   return "heads " + std::to_string(c.Hq) + "/" + std::to_string(c.Hkv) + ", dim " + std::to_string(c.D) + ", " +
-         std::string(to_string(c.dtype)) + (c.opt.causal ? ", causal" : "");
+         std::string(to_string(c.dtype)) + (c.opt.causal ? ", causal" : "") + (c.var.any() ? ", " + c.var.name() : "");
 }
 
 // Rows [from, from + n) of a flat [rows, row] vector.
@@ -270,6 +276,10 @@ int run_serving(const Args& args) {
   const Device dev = Device::open(parse_backend(args.str("backend", "auto")),
                                   static_cast<int>(args.integer("device", 0, 0, kIntMax)));
   const std::uint64_t seed = static_cast<std::uint64_t>(args.integer("seed", 1234, 0));
+  c.var = variant_flags(args);
+  c.seed = seed;
+  c.tables.emplace(dev, c.var, c.Hq, seed);
+  c.tables->apply(c.var, c.opt);
   return args.has("page-size") ? run_paged(args, c, dev, seed) : run_varlen(args, c, dev, seed);
 }
 

@@ -892,6 +892,186 @@ static void serving_errors(ft_device* dev) {
   ft_tensor_destroy(tcq), ft_tensor_destroy(tck);
 }
 
+/* ---- Variants (since 0.5.0): window, softcap, ALiBi, sinks and the gradient of sinks. -------------------------- */
+
+enum { VSQ = 4, VSK = 6, VH = 2, VD = 8 }; /* B 1, MQA 2:1, Sq < Sk */
+enum { V_WINDOW = 1, V_SOFTCAP = 2, V_ALIBI = 4, V_SINKS = 8 };
+#define V_WL 2      /* window_left */
+#define V_WR 1      /* window_right */
+#define V_CAP 0.75f /* small enough to bend these scores */
+
+/* Attention with the variants of `mask` in double, from their definitions (q [Sq, H, D], k and v [Sk, 1, D]). */
+static void reference_variants(int mask, const float* q, const float* k, const float* v, const float* slopes,
+                               const float* sinks, double* out, double* lse) {
+  int64_t h, i, j, d;
+  double scale = 1.0 / sqrt((double)VD);
+  for (h = 0; h < VH; ++h)
+    for (i = 0; i < VSQ; ++i) {
+      const int64_t diag = i + VSK - VSQ;
+      double s[VSK], m = (mask & V_SINKS) ? sinks[h] : -INFINITY, l, *o = out + (i * VH + h) * VD;
+      int seen[VSK];
+      for (j = 0; j < VSK; ++j) {
+        double dot = 0.0;
+        seen[j] = !(mask & V_WINDOW) || (j >= diag - V_WL && j <= diag + V_WR);
+        for (d = 0; d < VD; ++d) dot += (double)q[(i * VH + h) * VD + d] * k[j * VD + d];
+        s[j] = dot * scale;
+        if (mask & V_SOFTCAP) s[j] = V_CAP * tanh(s[j] / V_CAP);
+        if (mask & V_ALIBI) s[j] -= slopes[h] * fabs((double)(diag - j));
+        if (seen[j] && s[j] > m) m = s[j];
+      }
+      l = (mask & V_SINKS) ? exp(sinks[h] - m) : 0.0;
+      for (d = 0; d < VD; ++d) o[d] = 0.0;
+      for (j = 0; j < VSK; ++j)
+        if (seen[j]) {
+          double p = exp(s[j] - m);
+          l += p;
+          for (d = 0; d < VD; ++d) o[d] += p * v[j * VD + d];
+        }
+      for (d = 0; d < VD; ++d) o[d] /= l;
+      lse[h * VSQ + i] = m + log(l);
+    }
+}
+
+/* Each ft_options variant field alone and all together, dense and varlen (one sequence: the same call), against
+ * reference_variants; then the backward with sinks writes dsinks = -sum_i exp(sink - lse_i) * rowsum(dout * out). */
+static void variants_case(ft_device* dev) {
+  int64_t qshape[4] = {1, VSQ, VH, VD}, kshape[4] = {1, VSK, 1, VD}, lshape[3] = {1, VH, VSQ}, hshape[1] = {VH};
+  int64_t vq[3] = {VSQ, VH, VD}, vk[3] = {VSK, 1, VD}, vl[2] = {VH, VSQ}, cshape[1] = {2};
+  float q[VSQ * VH * VD], k[VSK * VD], v[VSK * VD], out[VSQ * VH * VD], lse[VH * VSQ], dout[VSQ * VH * VD];
+  float vout[VSQ * VH * VD], vlse[VH * VSQ], dq[VSQ * VH * VD], dk[VSK * VD], dv[VSK * VD];
+  float slopes[VH] = {0.5f, 0.25f}, sinks[VH] = {0.3f, -1.0f}, dsinks[VH] = {NAN, NAN};
+  int32_t cq[2] = {0, VSQ}, ck[2] = {0, VSK};
+  double ref[VSQ * VH * VD], ref_lse[VH * VSQ];
+  ft_tensor *t[9] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}, *ts = NULL, *tk = NULL, *tds = NULL;
+  ft_tensor *wq = NULL, *wk = NULL, *wv = NULL, *wo = NULL, *wl = NULL, *tcq = NULL, *tck = NULL;
+  const HostView views[] = {
+      {q, FT_DTYPE_F32, 4, qshape, &t[0]},    {k, FT_DTYPE_F32, 4, kshape, &t[1]},
+      {v, FT_DTYPE_F32, 4, kshape, &t[2]},    {out, FT_DTYPE_F32, 4, qshape, &t[3]},
+      {lse, FT_DTYPE_F32, 3, lshape, &t[4]},  {dout, FT_DTYPE_F32, 4, qshape, &t[5]},
+      {dq, FT_DTYPE_F32, 4, qshape, &t[6]},   {dk, FT_DTYPE_F32, 4, kshape, &t[7]},
+      {dv, FT_DTYPE_F32, 4, kshape, &t[8]},   {slopes, FT_DTYPE_F32, 1, hshape, &ts},
+      {sinks, FT_DTYPE_F32, 1, hshape, &tk},  {dsinks, FT_DTYPE_F32, 1, hshape, &tds},
+      {q, FT_DTYPE_F32, 3, vq, &wq},          {k, FT_DTYPE_F32, 3, vk, &wk},
+      {v, FT_DTYPE_F32, 3, vk, &wv},          {vout, FT_DTYPE_F32, 3, vq, &wo},
+      {vlse, FT_DTYPE_F32, 2, vl, &wl},       {cq, FT_DTYPE_I32, 1, cshape, &tcq},
+      {ck, FT_DTYPE_I32, 1, cshape, &tck}};
+  const int masks[] = {V_WINDOW, V_SOFTCAP, V_ALIBI, V_SINKS, V_WINDOW | V_SOFTCAP | V_ALIBI | V_SINKS};
+  ft_options opt;
+  ft_result res;
+  size_t i, m;
+  int64_t h, r, d;
+
+  for (i = 0; i < VSQ * VH * VD; ++i) q[i] = rand_uniform() * 3.0f, dout[i] = rand_uniform();
+  for (i = 0; i < VSK * VD; ++i) k[i] = rand_uniform() * 3.0f, v[i] = rand_uniform();
+  if (!wrap_each(dev, views, sizeof(views) / sizeof(views[0]))) return;
+  for (m = 0; m < sizeof(masks) / sizeof(masks[0]); ++m) {
+    const int mask = masks[m];
+    opt = ft_options_default();
+    if (mask & V_WINDOW) opt.has_window = 1, opt.window_left = V_WL, opt.window_right = V_WR;
+    if (mask & V_SOFTCAP) opt.softcap = V_CAP;
+    if (mask & V_ALIBI) opt.alibi_slopes = ts;
+    if (mask & V_SINKS) opt.sinks = tk;
+    for (i = 0; i < VSQ * VH * VD; ++i) out[i] = vout[i] = NAN;
+    CHECK_OK(ft_attention_forward(t[0], t[1], t[2], t[3], t[4], &opt, &res));
+    CHECK_OK(ft_attention_varlen(wq, wk, wv, wo, wl, tcq, tck, VSQ, VSK, &opt, NULL));
+    reference_variants(mask, q, k, v, slopes, sinks, ref, ref_lse);
+    printf("variants %d -> %s: rel err %.3g, lse %.3g; varlen %.3g\n", mask, res.kernel,
+           rel_error(ref, out, VSQ * VH * VD), lse_error(ref_lse, lse, VH * VSQ), rel_error(ref, vout, VSQ * VH * VD));
+    CHECK(rel_error(ref, out, VSQ * VH * VD) < 1e-5, "variants %d: rel error %g", mask,
+          rel_error(ref, out, VSQ * VH * VD));
+    CHECK(lse_error(ref_lse, lse, VH * VSQ) < 1e-5, "variants %d: lse error %g", mask, lse_error(ref_lse, lse, VH * VSQ));
+    CHECK(rel_error(ref, vout, VSQ * VH * VD) < 1e-5 && lse_error(ref_lse, vlse, VH * VSQ) < 1e-5,
+          "variants %d through ft_attention_varlen", mask);
+  }
+  /* opt still holds every variant: the backward with sinks and dsinks. */
+  opt.dsinks = tds;
+  CHECK_OK(ft_attention_backward_plan(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, &res));
+  CHECK(isnan(dsinks[0]), "plan wrote dsinks");
+  CHECK_OK(ft_attention_backward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, &res));
+  for (h = 0; h < VH; ++h) {
+    double want = 0.0;
+    for (r = 0; r < VSQ; ++r) {
+      double delta = 0.0;
+      for (d = 0; d < VD; ++d) delta += (double)dout[(r * VH + h) * VD + d] * out[(r * VH + h) * VD + d];
+      want -= exp(sinks[h] - lse[h * VSQ + r]) * delta;
+    }
+    printf("dsinks[%d] = %.6g (want %.6g)\n", (int)h, (double)dsinks[h], want);
+    CHECK(fabs(dsinks[h] - want) <= 1e-5 * (1.0 + fabs(want)), "dsinks[%d] = %g, want %g", (int)h, (double)dsinks[h],
+          want);
+  }
+  for (i = 0; i < 9; ++i) ft_tensor_destroy(t[i]);
+  ft_tensor_destroy(ts), ft_tensor_destroy(tk), ft_tensor_destroy(tds), ft_tensor_destroy(wq), ft_tensor_destroy(wk);
+  ft_tensor_destroy(wv), ft_tensor_destroy(wo), ft_tensor_destroy(wl), ft_tensor_destroy(tcq), ft_tensor_destroy(tck);
+}
+
+/* Bad variant options through C: the right code, a message naming the field, nothing written. */
+static void variant_errors(ft_device* dev) {
+  enum { S = 3, H = 2, D = 8 };
+  int64_t shape[4] = {1, S, H, D}, lshape[3] = {1, H, S}, hshape[1] = {H}, wrong[1] = {H + 1};
+  static float in[4][S * H * D], lse[H * S], outs[4][S * H * D], heads[3][H + 1]; /* outs: out, dq, dk, dv */
+  float* args[9] = {in[0], in[1], in[2], outs[0], lse, in[3], outs[1], outs[2], outs[3]};
+  ft_tensor *t[9], *tk = NULL, *tw = NULL, *th = NULL, *tds = NULL;
+  ft_options opt;
+  ft_status st;
+  size_t i;
+
+  for (i = 0; i < S * H * D; ++i) in[0][i] = rand_uniform(), in[1][i] = rand_uniform(), in[2][i] = in[3][i] = 0.5f;
+  for (i = 0; i < 9; ++i) t[i] = NULL;
+  for (i = 0; i < 9; ++i)
+    CHECK_OK(ft_tensor_wrap_host(dev, args[i], FT_DTYPE_F32, i == 4 ? 3 : 4, i == 4 ? lshape : shape, NULL, &t[i]));
+  CHECK_OK(ft_tensor_wrap_host(dev, heads[0], FT_DTYPE_F32, 1, hshape, NULL, &tk));
+  CHECK_OK(ft_tensor_wrap_host(dev, heads[1], FT_DTYPE_F32, 1, wrong, NULL, &tw));
+  CHECK_OK(ft_tensor_create(dev, FT_DTYPE_F16, 1, hshape, &th));
+  CHECK_OK(ft_tensor_wrap_host(dev, heads[2], FT_DTYPE_F32, 1, hshape, NULL, &tds));
+  CHECK_OK(ft_attention_forward(t[0], t[1], t[2], t[3], t[4], NULL, NULL));
+  memset(outs, 0xAB, sizeof(outs)); /* every output must stay as it is */
+  memset(lse, 0xAB, sizeof(lse));
+  memset(heads[2], 0xAB, sizeof(heads[2]));
+
+#define EXPECT_FWD(want, needle, what)                                                                     \
+  do {                                                                                                     \
+    st = ft_attention_forward(t[0], t[1], t[2], t[3], t[4], &opt, NULL);                                   \
+    printf("variants %s -> %s: %s\n", what, ft_status_name(st), ft_last_error());                          \
+    expect_status(st, want, needle, NULL, what);                                                           \
+    CHECK(all_bytes(outs[0], sizeof(outs[0]), 0xAB) && all_bytes(lse, sizeof(lse), 0xAB), "%s: written", what); \
+  } while (0)
+  opt = ft_options_default();
+  opt.window_left = 3; /* has_window forgotten */
+  EXPECT_FWD(FT_ERROR_INVALID_ARGUMENT, "options.has_window is 0", "window without has_window");
+  opt = ft_options_default();
+  opt.has_window = 2;
+  EXPECT_FWD(FT_ERROR_INVALID_ARGUMENT, "options.has_window: must be 0 or 1", "has_window 2");
+  opt = ft_options_default();
+  opt.has_window = 1, opt.window_left = -2, opt.window_right = 0;
+  EXPECT_FWD(FT_ERROR_INVALID_ARGUMENT, "options.window_left: must be -1 (unbounded) or >= 0", "window_left -2");
+  opt = ft_options_default();
+  opt.softcap = -1.0f;
+  EXPECT_FWD(FT_ERROR_INVALID_ARGUMENT, "options.softcap", "softcap -1");
+  opt = ft_options_default();
+  opt.alibi_slopes = tw;
+  EXPECT_FWD(FT_ERROR_SHAPE_MISMATCH, "options.alibi_slopes: shape [3]", "alibi_slopes [Hq + 1]");
+  opt = ft_options_default();
+  opt.sinks = th;
+  EXPECT_FWD(FT_ERROR_DTYPE_MISMATCH, "options.sinks: dtype must be f32", "sinks f16");
+#undef EXPECT_FWD
+  /* The backward's dsinks: needs sinks, f32 [Hq]; nothing written (dq, dk, dv, dsinks). */
+  opt = ft_options_default();
+  opt.dsinks = tds;
+  st = ft_attention_backward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, NULL);
+  printf("dsinks without sinks -> %s: %s\n", ft_status_name(st), ft_last_error());
+  expect_status(st, FT_ERROR_INVALID_ARGUMENT, "options.dsinks: given without options.sinks", NULL, "dsinks alone");
+  opt.sinks = tk, opt.dsinks = tw;
+  st = ft_attention_backward_plan(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, NULL);
+  expect_status(st, FT_ERROR_SHAPE_MISMATCH, "options.dsinks: shape [3]", NULL, "dsinks [Hq + 1]");
+  opt.dsinks = tk;
+  st = ft_attention_backward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], &opt, NULL);
+  expect_status(st, FT_ERROR_ALIASING, "options.dsinks: overlaps options.sinks", NULL, "dsinks = sinks");
+  CHECK(all_bytes(outs[1], 3 * sizeof(outs[1]), 0xAB) && all_bytes(heads[2], sizeof(heads[2]), 0xAB),
+        "a rejected backward wrote a gradient");
+  for (i = 0; i < 9; ++i) ft_tensor_destroy(t[i]);
+  ft_tensor_destroy(tk), ft_tensor_destroy(tw), ft_tensor_destroy(th), ft_tensor_destroy(tds);
+}
+
 /* Every GPU device (lavapipe included) on the bf16 cases with a required head dim, through owned tensors. */
 static void gpu_devices(const Case* cases, size_t n_cases) {
   int n = 0, i;
@@ -1023,6 +1203,8 @@ int main(void) {
   for (i = 0; i < 2; ++i) paged_case(dev, (int)i), varlen_case(dev, (int)i);
   serving_errors(dev);
   ring_case(dev);
+  variants_case(dev);
+  variant_errors(dev);
   ft_device_destroy(dev);
   gpu_devices(cases, sizeof(cases) / sizeof(cases[0]));
   ft_device_destroy(NULL);

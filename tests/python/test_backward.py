@@ -404,11 +404,11 @@ class _TorchAutogradCases:
             self.skipTest("torch.library.opcheck needs torch >= 2.4")
         q, k, v = self.randn(1, 9, 4, self.D), self.randn(1, 12, 2, self.D), self.randn(1, 12, 2, self.D)
         fwd_args = (q.requires_grad_(True), k.requires_grad_(True), v.requires_grad_(True), True, None, None, True,
-                    False, False)
+                    False, False, -1, -1, 0.0, None, None)  # no variants (test_variants.py has them)
         torch.library.opcheck(torch.ops.flashtile.attention_fwd.default, fwd_args)
         out, lse = torch.ops.flashtile.attention_fwd(*fwd_args)
         bwd_args = (q.detach(), k.detach(), v.detach(), out.detach(), lse.detach(), torch.randn_like(out), True,
-                    0.3, None, False)
+                    0.3, None, False, -1, -1, 0.0, None, None, False)
         torch.library.opcheck(torch.ops.flashtile.attention_bwd.default, bwd_args)
 
     def test_compile_fullgraph(self):
