@@ -5,6 +5,7 @@
 
 #include "common.hpp"
 #include "every_path.hpp"
+#include "reference.hpp"
 #include "test_config.hpp"
 
 #include <cstdio>
@@ -100,6 +101,18 @@ Tensor f32_tensor(const Device& dev, const std::vector<float>& values, const Sha
   return t;
 }
 
+// Options of case c with variant var (slopes, sinks: the tensors the variant uses).
+Options variant_options(const cases::Case& c, const Variant& var, const Tensor* slopes, const Tensor* sinks) {
+  Options opt;
+  opt.causal = c.causal;
+  opt.window_left = var.window_left;
+  opt.window_right = var.window_right;
+  opt.softcap = var.softcap;
+  if (var.alibi) opt.alibi_slopes = slopes;
+  if (var.sinks) opt.sinks = sinks;
+  return opt;
+}
+
 // Runs case c with variant var on one path of dev against the direct evaluation; returns the refusal or "".
 std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed) {
   Problem p = make_problem(dev, c, seed);
@@ -107,14 +120,8 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
   const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, seed);
   const Tensor ts = f32_tensor(dev, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
   const Tensor tk = f32_tensor(dev, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
-  Options opt;
-  opt.causal = c.causal;
+  Options opt = variant_options(c, var, &ts, &tk);
   opt.path = path;
-  opt.window_left = var.window_left;
-  opt.window_right = var.window_right;
-  opt.softcap = var.softcap;
-  if (var.alibi) opt.alibi_slopes = &ts;
-  if (var.sinks) opt.sinks = &tk;
   try {
     attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
   } catch (const Error& e) {
@@ -186,6 +193,98 @@ TEST_CASE("conformance variants: named models") {
   check_variant_list(list, "models", config().seed + 51000);
 }
 
+// What the kernels need beyond the grid: windows that skip whole key blocks at either end (short queries against
+// long keys), rows and whole query tiles whose window holds no key (with and without sinks), softcap from saturated to
+// linear, every variant at once past 4096 keys (the sm90 main kernels), per-(batch, head) ALiBi slopes via the grid
+// above. Sizes keep the direct evaluation fast on two cores.
+TEST_CASE("conformance variants: block skipping, rows without keys, large softcap, long keys") {
+  const std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{1, 300, 2000, 4, 2, 128, false, DType::BF16}, {100, 20, 0, false, false}},
+      {cases::Case{1, 400, 1500, 4, 1, 64, true, DType::F16}, {200, 0, 0, true, true}},
+      {cases::Case{1, 1000, 257, 4, 2, 128, false, DType::BF16}, {3, 2, 0, false, false}},  // rows to 740: no key
+      {cases::Case{1, 1000, 257, 4, 2, 64, true, DType::F16}, {3, 0, 0, false, true}},      // the same with sinks
+      {cases::Case{1, 257, 300, 2, 1, 256, false, DType::F16}, {-1, -1, 1e4f, false, false}},
+      {cases::Case{1, 257, 300, 2, 1, 128, true, DType::BF16}, {-1, -1, 1.0f, false, false}},
+      {cases::Case{1, 300, 700, 2, 1, 256, true, DType::BF16}, {128, 0, 50, false, false}},
+      {cases::Case{1, 130, 5000, 4, 2, 128, false, DType::BF16}, {1000, 100, 30, true, true}},
+  };
+  check_variant_list(list, "kernels", config().seed + 53000);
+}
+
+// The backward of the variants (window, softcap, ALiBi) on every path that has one, against the CPU reference backward
+// given the same q, k, v, out and lse (the CPU forward's) and dout. Paths without a backward, or without these
+// variants in it, count as not implementing them.
+std::string check_variant_backward(const Device& dev, Path path, const cases::Case& c, const Variant& var,
+                                   std::uint64_t seed) {
+  const Device cpu = Device::open(Backend::Cpu);
+  Problem g = make_problem(dev, c, seed), r = make_problem(cpu, c, seed);
+  REQUIRE(g.qv == r.qv);
+  const std::vector<float> slopes = alibi_slopes(c.heads_q);
+  const Tensor gs = f32_tensor(dev, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
+  const Tensor rs = f32_tensor(cpu, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
+  Options opt = variant_options(c, var, &gs, nullptr);
+  const Options ropt = variant_options(c, var, &rs, nullptr);
+  opt.path = path;
+  attention_forward(r.q.view, r.k.view, r.v.view, r.out.view, &r.lse.view, ropt);
+  upload_values(g.out, r.out.read(), std::byte{0});
+  upload_values(g.lse, r.lse.read(), std::byte{0});
+  const Shape qs = g.q.view.shape(), ks = g.k.view.shape();
+  std::mt19937_64 rng(seed ^ 0x5bd1e995u);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> dov(std::size_t(qs.numel()));
+  for (float& x : dov) x = round_to(c.dtype, normal(rng));
+  DevTensor gdo = contiguous(dev, c.dtype, qs), rdo = contiguous(cpu, c.dtype, qs);
+  upload_values(gdo, dov, std::byte{0});
+  upload_values(rdo, dov, std::byte{0});
+  DevTensor gd[3] = {contiguous(dev, c.dtype, qs), contiguous(dev, c.dtype, ks), contiguous(dev, c.dtype, ks)};
+  DevTensor rd[3] = {contiguous(cpu, c.dtype, qs), contiguous(cpu, c.dtype, ks), contiguous(cpu, c.dtype, ks)};
+  for (const DevTensor& t : gd) poison(t);
+  try {
+    attention_backward(g.q.view, g.k.view, g.v.view, g.out.view, g.lse.view, gdo.view, gd[0].view, gd[1].view,
+                       gd[2].view, opt);
+  } catch (const Error& e) {
+    const std::string why = e.what();
+    if (e.code() != ErrorCode::Unsupported) {
+      FAIL_CHECK("attention_backward threw: ", why);
+      return "";
+    }
+    if (why.find("no backward kernel") != std::string::npos)
+      return "no backward kernel of this path implements these variants yet (" + why + ")";
+    return why;
+  }
+  attention_backward(r.q.view, r.k.view, r.v.view, r.out.view, r.lse.view, rdo.view, rd[0].view, rd[1].view,
+                     rd[2].view, ropt);
+  const char* names[3] = {"dq", "dk", "dv"};
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<float> got = gd[i].read(), ref = rd[i].read();
+    std::int64_t bad = 0;
+    for (float x : got) bad += !std::isfinite(x);
+    const double rel = cases::rel_l2_error(got, ref);
+    INFO(names[i], " rel_error ", rel);
+    CHECK(bad == 0);
+    CHECK(rel <= cases::grad_tolerance(c.dtype));
+  }
+  return "";
+}
+
+TEST_CASE("conformance variants: the backward of window, softcap and ALiBi on every path") {
+  const std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{2, 300, 300, 4, 2, 128, false, DType::BF16}, {50, 20, 0, false, false}},
+      {cases::Case{1, 200, 700, 4, 1, 64, true, DType::F16}, {100, 0, 0, true, false}},
+      {cases::Case{1, 300, 120, 4, 2, 128, true, DType::BF16}, {-1, -1, 30, false, false}},
+      {cases::Case{1, 100, 400, 2, 1, 256, false, DType::F16}, {-1, -1, 5, true, false}},
+      {cases::Case{1, 500, 129, 4, 2, 64, false, DType::BF16}, {3, 2, 20, true, false}},  // rows without keys
+      {cases::Case{1, 64, 1500, 2, 1, 128, false, DType::F16}, {64, 0, 0, false, false}},  // key blocks no row sees
+  };
+  const std::uint64_t seed = config().seed + 54000;
+  run_on_every_path(
+      list.size(), "variants backward", "implements these variants yet", seed,
+      [&](std::size_t i) { return list[i].first.name() + list[i].second.name(); },
+      [&](const Device& dev, Path path, std::size_t i) {
+        return check_variant_backward(dev, path, list[i].first, list[i].second, seed + i);
+      });
+}
+
 // The backward of window, softcap and ALiBi on the CPU reference against central differences of its forward.
 TEST_CASE("conformance variants: the CPU backward matches finite differences") {
   const Device cpu = Device::open(Backend::Cpu);
@@ -196,12 +295,7 @@ TEST_CASE("conformance variants: the CPU backward matches finite differences") {
     Problem p = make_problem(cpu, c, config().seed + 52000);
     const std::vector<float> slopes = alibi_slopes(c.heads_q);
     const Tensor ts = f32_tensor(cpu, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
-    Options opt;
-    opt.causal = c.causal;
-    opt.window_left = var.window_left;
-    opt.window_right = var.window_right;
-    opt.softcap = var.softcap;
-    if (var.alibi) opt.alibi_slopes = &ts;
+    const Options opt = variant_options(c, var, &ts, nullptr);
     attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
     std::mt19937_64 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
