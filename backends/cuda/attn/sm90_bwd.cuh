@@ -61,13 +61,10 @@ __device__ __forceinline__ Sm90BwdWork sm90_bwd_work(const P& p) {
   w.n_block = static_cast<int>(blockIdx.x), w.key0 = w.n_block * N;
   w.head_kv = static_cast<int>(blockIdx.y), w.batch = static_cast<int>(blockIdx.z), w.group = p.group;
   if constexpr (kMods) {
-    // Row i sees keys i + off - left .. i + off + right (off = Sk - Sq; causal: right 0): the rows from key0 - off -
-    // right to last key + off + left see a key of this block, the query blocks wholly outside are skipped.
-    const int off = p.seqlen_k - p.seqlen_q, last = min(w.key0 + N, p.seqlen_k) - 1;
-    const int r0 = p.mods.window_right >= 0 ? max(0, w.key0 - off - p.mods.window_right) : 0;
-    const int r1 = p.mods.window_left >= 0 ? min(p.seqlen_q, last + off + p.mods.window_left + 1) : p.seqlen_q;
-    w.m_first = r0 / M;
-    w.m_count = r1 > r0 ? (r1 - 1) / M - w.m_first + 1 : 0;
+    // The query blocks of the rows that see a key of this block; those wholly outside the windows are skipped.
+    const Sm90Span r = sm90_window_rows(p.mods, w.key0, min(w.key0 + N, p.seqlen_k) - 1, p.seqlen_q, p.seqlen_k);
+    w.m_first = r.lo / M;
+    w.m_count = r.hi > r.lo ? (r.hi - 1) / M - w.m_first + 1 : 0;
   } else {
     // Causal: row i sees key j <= i + Sk − Sq, so rows before key0 − (Sk − Sq) see none of this block.
     const int first_row = kCausal ? max(0, w.key0 - (p.seqlen_k - p.seqlen_q)) : 0;

@@ -43,11 +43,12 @@ inline Sm90ModParams sm90_mod_params(const FwdParams& f) {
   return m;
 }
 
-// Keys [lo, hi) that any of the query rows [r0, r1) sees (rows clipped to [0, Sq)); empty: hi <= lo.
-struct Sm90Keys {
+// A range [lo, hi) of keys or query rows; empty: hi <= lo.
+struct Sm90Span {
   int lo, hi;
 };
-__host__ __device__ __forceinline__ Sm90Keys sm90_window_keys(const Sm90ModParams& m, int r0, int r1, int sq, int sk) {
+// Keys that any of the query rows [r0, r1) sees (rows clipped to [0, Sq)).
+__host__ __device__ __forceinline__ Sm90Span sm90_window_keys(const Sm90ModParams& m, int r0, int r1, int sq, int sk) {
   r0 = r0 > 0 ? r0 : 0;
   r1 = r1 < sq ? r1 : sq;
   if (r1 <= r0) return {0, 0};
@@ -65,9 +66,19 @@ struct Sm90Blocks {
 template <int N>
 __host__ __device__ __forceinline__ Sm90Blocks sm90_window_blocks(const Sm90ModParams& m, int r0, int r1, int sq,
                                                                   int sk) {
-  const Sm90Keys k = sm90_window_keys(m, r0, r1, sq, sk);
+  const Sm90Span k = sm90_window_keys(m, r0, r1, sq, sk);
   if (k.hi <= k.lo) return {0, 0};
   return {k.lo / N, (k.hi + N - 1) / N - k.lo / N};
+}
+
+// Query rows that see a key of [key0, last] (the backward's query blocks of a key block): row i sees keys
+// i + off - left .. i + off + right (off = Sk - Sq), so rows key0 - off - right .. last - off + left, within [0, Sq).
+__host__ __device__ __forceinline__ Sm90Span sm90_window_rows(const Sm90ModParams& m, int key0, int last, int sq,
+                                                              int sk) {
+  const int off = sk - sq;
+  const int r0 = m.window_right >= 0 ? (key0 - off - m.window_right > 0 ? key0 - off - m.window_right : 0) : 0;
+  const int r1 = m.window_left >= 0 ? (last - off + m.window_left + 1 < sq ? last - off + m.window_left + 1 : sq) : sq;
+  return {r0, r1};
 }
 
 // tanh(x / (2 log2 e) · ...) from ex2 (relative error 2^-22; tanh.approx.f32's 2^-11 put a softcap of 50 past
