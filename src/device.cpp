@@ -147,7 +147,8 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
 VariantSupport variant_support(Path path, bool backward) {
   switch (path) {
     case Path::CpuReference: return {true, true, true, true};
-    case Path::CudaSm80: return {true, true, true, !backward};      // sm80_mods.cuh; no dsinks output yet
+    case Path::CudaSm90: return {true, true, true, !backward};  // sm90_mods.cuh; no dsinks output yet
+    case Path::CudaSm80: return {true, true, true, !backward};  // sm80_mods.cuh; no dsinks output yet
     default: return {};
   }
 }

@@ -75,6 +75,14 @@ inline void poison(const DevTensor& t) {
   b.upload(img.data(), img.size());
 }
 
+// Writes logical values (contiguous order) into a tensor's view; the rest of its allocation keeps `fill`.
+inline void upload_values(const DevTensor& t, const std::vector<float>& values, std::byte fill) {
+  std::vector<std::byte> img(t.base.extent_bytes(), fill);
+  t.for_each([&](std::int64_t li, std::int64_t ei) { cases::put(img.data(), t.view.dtype(), ei, values[std::size_t(li)]); });
+  Tensor b = t.base;
+  b.upload(img.data(), img.size());
+}
+
 struct Problem {
   cases::Case c;
   DevTensor q, k, v, out, lse;

@@ -17,14 +17,6 @@ using namespace flashtile::testing;
 
 namespace {
 
-// Writes logical values (contiguous order) into a tensor's view; the rest of its allocation keeps `fill`.
-void upload_values(const DevTensor& t, const std::vector<float>& values, std::byte fill) {
-  std::vector<std::byte> img(t.base.extent_bytes(), fill);
-  t.for_each([&](std::int64_t li, std::int64_t ei) { put(img.data(), t.view.dtype(), ei, values[std::size_t(li)]); });
-  Tensor b = t.base;
-  b.upload(img.data(), img.size());
-}
-
 // A gradient buffer: contiguous, or (padded) each head row followed by 8 poisoned elements, to catch writes outside
 // the view and check strided stores.
 DevTensor grad_tensor(const Device& dev, DType dt, const Shape& s, bool padded) {

@@ -90,6 +90,18 @@ Tensor f32_tensor(const Device& dev, const std::vector<float>& values, const Sha
   return t;
 }
 
+// Options of case c with variant var (slopes, sinks: the tensors the variant uses).
+Options variant_options(const cases::Case& c, const Variant& var, const Tensor* slopes, const Tensor* sinks) {
+  Options opt;
+  opt.causal = c.causal;
+  opt.window_left = var.window_left;
+  opt.window_right = var.window_right;
+  opt.softcap = var.softcap;
+  if (var.alibi) opt.alibi_slopes = slopes;
+  if (var.sinks) opt.sinks = sinks;
+  return opt;
+}
+
 // Runs case c with variant var on one path of dev against the direct evaluation; returns the refusal or "".
 std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed) {
   Problem p = make_problem(dev, c, seed);
@@ -97,14 +109,8 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
   const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, seed);
   const Tensor ts = f32_tensor(dev, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
   const Tensor tk = f32_tensor(dev, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
-  Options opt;
-  opt.causal = c.causal;
+  Options opt = variant_options(c, var, &ts, &tk);
   opt.path = path;
-  opt.window_left = var.window_left;
-  opt.window_right = var.window_right;
-  opt.softcap = var.softcap;
-  if (var.alibi) opt.alibi_slopes = &ts;
-  if (var.sinks) opt.sinks = &tk;
   try {
     attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
   } catch (const Error& e) {
@@ -255,6 +261,24 @@ TEST_CASE("conformance variants: named models") {
   check_variant_list(list, "models", config().seed + 51000);
 }
 
+// What the kernels need beyond the grid: windows that skip whole key blocks at either end (short queries against
+// long keys), rows and whole query tiles whose window holds no key (with and without sinks), softcap from saturated to
+// linear, every variant at once past 4096 keys (the sm90 main kernels), per-(batch, head) ALiBi slopes via the grid
+// above. Sizes keep the direct evaluation fast on two cores.
+TEST_CASE("conformance variants: block skipping, rows without keys, large softcap, long keys") {
+  const std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{1, 300, 2000, 4, 2, 128, false, DType::BF16}, {100, 20, 0, false, false}},
+      {cases::Case{1, 400, 1500, 4, 1, 64, true, DType::F16}, {200, 0, 0, true, true}},
+      {cases::Case{1, 1000, 257, 4, 2, 128, false, DType::BF16}, {3, 2, 0, false, false}},  // rows to 740: no key
+      {cases::Case{1, 1000, 257, 4, 2, 64, true, DType::F16}, {3, 0, 0, false, true}},      // the same with sinks
+      {cases::Case{1, 257, 300, 2, 1, 256, false, DType::F16}, {-1, -1, 1e4f, false, false}},
+      {cases::Case{1, 257, 300, 2, 1, 128, true, DType::BF16}, {-1, -1, 1.0f, false, false}},
+      {cases::Case{1, 300, 700, 2, 1, 256, true, DType::BF16}, {128, 0, 50, false, false}},
+      {cases::Case{1, 130, 5000, 4, 2, 128, false, DType::BF16}, {1000, 100, 30, true, true}},
+  };
+  check_variant_list(list, "kernels (long keys)", config().seed + 53500);
+}
+
 // What the kernels' block skipping and special rows need: windows that skip whole key tiles (both sides, every head
 // dim's tile size), rows whose window holds no key (with a sink: O = 0, LSE = the sink), split-KV decode shapes with a
 // sink over many splits (a sink counted per split would be caught), softcaps that saturate and that barely bend.
@@ -296,6 +320,12 @@ TEST_CASE("conformance variants: the backward on every path") {
       {cases::Case{1, 150, 150, 2, 1, 256, false, DType::F16}, {20, 30, 1.0f, true, false}, false},
       {cases::Case{1, 150, 150, 2, 1, 256, true, DType::F16}, {20, 0, 0, false, false}, true},
       {cases::Case{2, 33, 500, 4, 4, 64, false, DType::BF16}, {-1, 60, 0, true, false}, true},
+      {cases::Case{2, 300, 300, 4, 2, 128, false, DType::BF16}, {50, 20, 0, false, false}, false},
+      {cases::Case{1, 200, 700, 4, 1, 64, true, DType::F16}, {100, 0, 0, true, false}, false},
+      {cases::Case{1, 300, 120, 4, 2, 128, true, DType::BF16}, {-1, -1, 30, false, false}, false},
+      {cases::Case{1, 100, 400, 2, 1, 256, false, DType::F16}, {-1, -1, 5, true, false}, false},
+      {cases::Case{1, 500, 129, 4, 2, 64, false, DType::BF16}, {3, 2, 20, true, false}, false},  // rows without keys
+      {cases::Case{1, 64, 1500, 2, 1, 128, false, DType::F16}, {64, 0, 0, false, false}, false},  // key blocks no row sees
   };
   const std::uint64_t seed = config().seed + 54000;
   run_on_every_path(

@@ -162,7 +162,9 @@ class CudaDevice final : public DeviceImpl {
         if (c.why_not.empty()) c.why_not = cuda::sm90_fwd_supports(p);
         // sm90 has no decode kernel: its prefill kernel fills one row in 128 there, and sm80's split-KV decode ran
         // 2.5-4x faster on the H200 (bench/results/2026-12-03_h200_backward_dq_box_serving).
-        if (c.why_not.empty() && has_sm80 && cuda::sm80_fwd_supports(p).empty() && cuda::sm80_fwd_is_decode(p))
+        // Only where sm80 can take the call (its variants too), and not where the caller forced this path.
+        if (c.why_not.empty() && !forced && has_sm80 && cuda::sm80_fwd_supports(p).empty() &&
+            cuda::sm80_fwd_is_decode(p) && variants_why_not(Path::CudaSm80, args, false).empty())
           c.why_not = "decode shape (seqlen_q <= 16): cuda_sm80's split-KV decode kernel is faster";
         if (c.why_not.empty()) c.kernel = cuda::sm90_fwd_name(p);
       } else {

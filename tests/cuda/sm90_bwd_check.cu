@@ -6,7 +6,9 @@
 // their padding and a guard region after them, which must stay poisoned), and so is the workspace (its contents are
 // undefined on entry). Cases: d 64/128/256 x bf16/f16 x causal or not x (Sq, Sk) from {1, 17, 128, 257, 1000}, Sq != Sk
 // both ways, GQA (Hq 4 over Hkv 1 or 2), batch 2, one case with padded strides; each also in deterministic mode, run
-// twice and compared bit for bit. A seq stride that breaks TMA's 16-byte rule must be refused with a reason.
+// twice and compared bit for bit. The variants (the kMods kernels): windows skipping whole key and query blocks, rows
+// without keys, softcap (its tanh' in dS), ALiBi, together with GQA, against a reference with the same score function.
+// A seq stride that breaks TMA's 16-byte rule must be refused with a reason.
 // Tolerance: max |got − ref| / max |ref| per tensor, 2e-2 for bf16 and 3e-3 for f16. The kernel rounds P and dS to the
 // input dtype before the dV, dK and dQ products (as FlashAttention does), a relative error of 2^-8 (bf16) / 2^-11
 // (f16) per term; f32 accumulation adds little. The bounds are about five such units of the largest value: a kernel
@@ -35,7 +37,14 @@ struct Case {
   int B, Sq, Sk, Hq, Hkv, D;
   bool bf16, causal;
   int pad = 0;  // extra elements in every tensor's seq stride (a multiple of 8 keeps TMA's alignment)
+  // The variants (the kMods kernels; -1 / 0 / false off): a window, softcap (its tanh' in dS), ALiBi slopes per head.
+  int wl = -1, wr = -1;
+  float softcap = 0.0f;
+  bool alibi = false;
+  bool mods() const { return wl >= 0 || wr >= 0 || softcap > 0 || alibi; }
 };
+
+double case_slope(int h) { return 0.0625 * (h + 1); }
 
 int g_cc = 0, g_sms = 0;
 constexpr std::size_t kGuard = 4096;  // poisoned elements past each output
@@ -65,6 +74,7 @@ BwdParams make_params(const Case& c, const void* q, const void* k, const void* v
   f.scale_log2 = f.scale * flashtile::tile::kLog2e;
   f.causal = c.causal;
   f.num_sms = g_sms, f.device_cc = g_cc;
+  f.window_left = c.wl, f.window_right = c.wr, f.softcap = c.softcap;
   p.dout = dout, p.dq = dq, p.dk = dk, p.dv = dv;
   p.do_sb = lq.sb, p.do_ss = lq.ss, p.do_sh = lq.sh, p.dq_sb = lq.sb, p.dq_ss = lq.ss, p.dq_sh = lq.sh;
   p.dk_sb = lk.sb, p.dk_ss = lk.ss, p.dk_sh = lk.sh, p.dv_sb = lk.sb, p.dv_ss = lk.ss, p.dv_sh = lk.sh;
@@ -90,8 +100,25 @@ void parallel(std::int64_t n, F f) {
   for (auto& t : th) t.join();
 }
 
-// Visible keys of query row i: j <= last(i) (causal bottom-right), -1 when none.
-int last_key(const Case& c, int i) { return c.causal ? std::min(c.Sk - 1, i + c.Sk - c.Sq) : c.Sk - 1; }
+// Keys [lo, hi) that query row i sees (src/cpu_backend.cpp's RowRules: causal bottom-right, the window).
+std::pair<int, int> keys(const Case& c, int i) {
+  const int diag = i + c.Sk - c.Sq;
+  int lo = 0, hi = c.Sk;
+  if (c.causal) hi = std::clamp(diag + 1, 0, c.Sk);
+  if (c.wr >= 0) hi = std::min(hi, std::clamp(diag + c.wr + 1, 0, c.Sk));
+  if (c.wl >= 0) lo = std::clamp(diag - c.wl, 0, c.Sk);
+  return {lo, std::max(lo, hi)};
+}
+// The score of key j for row i of head h from the scaled dot product; dcap: d(score) / d(scaled dot) (softcap's tanh').
+double score(const Case& c, double x, int i, int j, int h, double* dcap) {
+  *dcap = 1.0;
+  if (c.softcap > 0) {
+    const double t = std::tanh(x / c.softcap);
+    x = c.softcap * t, *dcap = 1.0 - t * t;
+  }
+  if (c.alibi) x -= case_slope(h) * std::abs(i + c.Sk - c.Sq - j);
+  return x;
+}
 
 void ref_forward(const Case& c, const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                  Ref& r) {
@@ -101,10 +128,21 @@ void ref_forward(const Case& c, const std::vector<float>& q, const std::vector<f
   r.lse.assign(std::size_t(c.B) * c.Hq * c.Sq, -INFINITY);
   parallel(std::int64_t(c.B) * c.Hq * c.Sq, [&](std::int64_t f) {
     const int b = int(f / (std::int64_t(c.Hq) * c.Sq)), h = int(f / c.Sq % c.Hq), i = int(f % c.Sq), hk = h / (c.Hq / c.Hkv);
-    std::vector<double> s;
-    r.lse[f] = fttest::ref_row(&r.o[((std::size_t(b) * c.Sq + i) * c.Hq + h) * c.D], &q[b * lq.sb + i * lq.ss + h * lq.sh],
-                               &k[b * lk.sb + hk * lk.sh], lk.ss, &v[b * lk.sb + hk * lk.sh], lk.ss, c.D, last_key(c, i),
-                               scale, s);
+    const auto [lo, hi] = keys(c, i);
+    const float* qr = &q[b * lq.sb + i * lq.ss + h * lq.sh];
+    std::vector<double> s(c.Sk);
+    double m = -INFINITY, l = 0, dcap;
+    for (int j = lo; j < hi; ++j) {
+      double x = 0;
+      for (int d = 0; d < c.D; ++d) x += double(qr[d]) * k[b * lk.sb + j * lk.ss + hk * lk.sh + d];
+      m = std::max(m, s[j] = score(c, x * scale, i, j, h, &dcap));
+    }
+    if (hi == lo) return;  // o 0, lse -inf
+    for (int j = lo; j < hi; ++j) l += (s[j] = std::exp(s[j] - m));
+    double* o = &r.o[((std::size_t(b) * c.Sq + i) * c.Hq + h) * c.D];
+    for (int j = lo; j < hi; ++j)
+      for (int d = 0; d < c.D; ++d) o[d] += s[j] / l * v[b * lk.sb + j * lk.ss + hk * lk.sh + d];
+    r.lse[f] = m + std::log(l);
   });
 }
 
@@ -120,19 +158,19 @@ void ref_backward(const Case& c, const std::vector<float>& q, const std::vector<
   r.dv.assign(r.dk.size(), 0.0);
   parallel(std::int64_t(rows), [&](std::int64_t f) {
     const int b = int(f / (std::int64_t(c.Hq) * c.Sq)), h = int(f / c.Sq % c.Hq), i = int(f % c.Sq), hk = h / (c.Hq / c.Hkv);
-    const int last = last_key(c, i);
+    const auto [lo, hi] = keys(c, i);
     const float* qr = &q[b * lq.sb + i * lq.ss + h * lq.sh];
     const float* dor = &dout[b * lq.sb + i * lq.ss + h * lq.sh];
     const double* orow = &o16[((std::size_t(b) * c.Sq + i) * c.Hq + h) * c.D];
     double delta = 0;
     for (int d = 0; d < c.D; ++d) delta += double(dor[d]) * orow[d];
     double* dq = &r.dq[((std::size_t(b) * c.Sq + i) * c.Hq + h) * c.D];
-    for (int j = 0; j <= last; ++j) {
+    for (int j = lo; j < hi; ++j) {
       const float* kr = &k[b * lk.sb + j * lk.ss + hk * lk.sh];
       const float* vr = &v[b * lk.sb + j * lk.ss + hk * lk.sh];
-      double s = 0, dp = 0;
+      double s = 0, dp = 0, dcap;
       for (int d = 0; d < c.D; ++d) s += double(qr[d]) * kr[d], dp += double(dor[d]) * vr[d];
-      const double p = std::exp(s * scale - r.lse[f]), ds = p * (dp - delta);
+      const double p = std::exp(score(c, s * scale, i, j, h, &dcap) - r.lse[f]), ds = p * (dp - delta) * dcap;
       pm[f * c.Sk + j] = p, dsm[f * c.Sk + j] = ds;
       for (int d = 0; d < c.D; ++d) dq[d] += scale * ds * kr[d];
     }
@@ -201,12 +239,21 @@ bool run_case(const Case& c, std::mt19937& rng) {
   dev_buf<float> lse(hlse.size());
   dq_in.upload(hq), dk_in.upload(hk), dv_in.upload(hv), o.upload(ho), dout.upload(hdo), lse.upload(hlse);
   BwdParams p = make_params(c, dq_in.p, dk_in.p, dv_in.p, o.p, lse.p, dout.p, dq.p, dk.p, dv.p, nullptr, true);
+  std::vector<float> hslopes(c.Hq);
+  for (int h = 0; h < c.Hq; ++h) hslopes[h] = float(case_slope(h));
+  dev_buf<float> slopes(hslopes.size());
+  slopes.upload(hslopes);
+  if (c.alibi) p.f.alibi_slopes = slopes.p;
   const std::size_t ws_bytes = flashtile::cuda::sm90_bwd_workspace(p);
   dev_buf<unsigned char> ws(ws_bytes);
   p.workspace = ws.p;
-  char name[160];
+  char name[200];
   std::snprintf(name, sizeof name, "B=%d Sq=%d Sk=%d Hq=%d Hkv=%d d=%d %s %s pad=%d", c.B, c.Sq, c.Sk, c.Hq, c.Hkv,
                 c.D, c.bf16 ? "bf16" : "f16", c.causal ? "causal" : "full", c.pad);
+  if (c.mods()) {
+    const std::size_t at = std::strlen(name);
+    std::snprintf(name + at, sizeof name - at, " win=%d,%d cap=%g alibi=%d", c.wl, c.wr, c.softcap, int(c.alibi));
+  }
   const std::string why = flashtile::cuda::sm90_bwd_supports(p);
   if (!why.empty()) {
     std::printf("FAIL %-52s unsupported: %s\n", name, why.c_str());
@@ -316,6 +363,26 @@ int main(int argc, char** argv) {
         }
     if (!small)
       for (int D : {64, 128, 256}) cases.push_back({2, 300, 200, 4, 2, D, true, true, 8});  // padded strides
+    // The variants: windows that skip whole key and query blocks (and cut them mid-way), rows without keys (a right
+    // bound before key 0: lse -inf, zero gradients), softcap's tanh' in dS from saturated (2) to Gemma-2's 50, ALiBi,
+    // all together with GQA; Sq != Sk both ways. Deterministic runs check the dQ order over the key blocks a
+    // window visits (a wrong start deadlocks or reorders).
+    auto var = [&](Case c, int wl, int wr, float cap, bool alibi) {
+      c.wl = wl, c.wr = wr, c.softcap = cap, c.alibi = alibi;
+      if (!small || c.Sk <= 300) cases.push_back(c);
+    };
+    for (int D : {64, 128, 256})
+      for (bool causal : {false, true}) {
+        var({2, 1000, 1000, 4, 2, D, true, causal}, 100, 50, 0.0f, false);
+        var({1, 700, 1300, 4, 1, D, D != 128, causal}, 300, -1, 0.0f, false);
+        var({1, 1300, 700, 4, 1, D, true, causal}, -1, 7, 0.0f, false);
+        var({1, 1000, 257, 4, 2, D, true, causal}, 3, 2, 0.0f, false);  // rows to 740 without keys
+        var({2, 300, 300, 4, 2, D, true, causal}, -1, -1, 50.0f, false);
+        var({1, 257, 300, 2, 1, D, false, causal}, -1, -1, 2.0f, false);
+        var({2, 300, 500, 4, 2, D, D != 64, causal}, -1, -1, 0.0f, true);
+        var({2, 400, 900, 8, 2, D, D == 64, causal}, 200, 30, 30.0f, true);
+        var({1, 128, 2000, 2, 1, D, true, causal}, 100, 0, 0.0f, false);  // key blocks no query block sees
+      }
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);

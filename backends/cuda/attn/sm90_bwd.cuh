@@ -30,6 +30,7 @@
 
 #include "attn/bwd_params.hpp"
 #include "attn/sm90_bwd_traits.hpp"
+#include "attn/sm90_mods.cuh"
 #include "tile/tile.cuh"
 
 namespace flashtile::cuda {
@@ -45,6 +46,7 @@ struct Sm90BwdParams {
   int* dq_sem;                // deterministic: [B, Hq, m_blocks] key blocks added so far (zeroed), else null
   int seqlen_q, seqlen_k, heads_q, group, m_blocks, sq_pad;  // group = Hq / Hkv
   float scale, scale_log2;
+  Sm90ModParams mods;  // kMods kernels: the variants (window, softcap, ALiBi; sinks are refused)
 };
 
 // The scheduler role: this CTA's key block and the query blocks it visits, iteration it = (head of the group, block).
@@ -53,15 +55,22 @@ struct Sm90BwdWork {
   __device__ __forceinline__ int head(int it) const { return head_kv * group + it / m_count; }
   __device__ __forceinline__ int m(int it) const { return m_first + it % m_count; }
 };
-template <int M, int N, bool kCausal, typename P>
+template <int M, int N, bool kCausal, bool kMods, typename P>
 __device__ __forceinline__ Sm90BwdWork sm90_bwd_work(const P& p) {
   Sm90BwdWork w;
   w.n_block = static_cast<int>(blockIdx.x), w.key0 = w.n_block * N;
   w.head_kv = static_cast<int>(blockIdx.y), w.batch = static_cast<int>(blockIdx.z), w.group = p.group;
-  // Causal: row i sees key j <= i + Sk − Sq, so rows before key0 − (Sk − Sq) see none of this block.
-  const int first_row = kCausal ? max(0, w.key0 - (p.seqlen_k - p.seqlen_q)) : 0;
-  w.m_first = first_row / M;
-  w.m_count = max(0, p.m_blocks - w.m_first);
+  if constexpr (kMods) {
+    // The query blocks of the rows that see a key of this block; those wholly outside the windows are skipped.
+    const Sm90Span r = sm90_window_rows(p.mods, w.key0, min(w.key0 + N, p.seqlen_k) - 1, p.seqlen_q, p.seqlen_k);
+    w.m_first = r.lo / M;
+    w.m_count = r.hi > r.lo ? (r.hi - 1) / M - w.m_first + 1 : 0;
+  } else {
+    // Causal: row i sees key j <= i + Sk − Sq, so rows before key0 − (Sk − Sq) see none of this block.
+    const int first_row = kCausal ? max(0, w.key0 - (p.seqlen_k - p.seqlen_q)) : 0;
+    w.m_first = first_row / M;
+    w.m_count = max(0, p.m_blocks - w.m_first);
+  }
   w.iters = w.group * w.m_count;
   return w;
 }
@@ -145,7 +154,7 @@ __device__ __forceinline__ void sm90_bwd_produce(Smem& sm, const Sm90BwdParams<T
 
 // The dQ writer role (one thread): each staged dQ_i added into dq_acc; see the header comment for the deterministic
 // order.
-template <typename Sh, typename Smem, typename T>
+template <typename Sh, bool kMods, typename Smem, typename T>
 __device__ __forceinline__ void sm90_bwd_write_dq(Smem& sm, const Sm90BwdParams<T>& p, const Sm90BwdWork& w) {
   namespace tl = flashtile::tile;
   constexpr int M = Sh::kBlockM;
@@ -155,7 +164,13 @@ __device__ __forceinline__ void sm90_bwd_write_dq(Smem& sm, const Sm90BwdParams<
     int* sem = p.dq_sem != nullptr ? p.dq_sem + bh * p.m_blocks + m : nullptr;
     tl::wait(sm.dq_full, it & 1);
     // Causal too: a key block that sees a query block has every lower key block seeing it, so n_block came before.
-    if (sem != nullptr) tl::wait_flag(sem, w.n_block);
+    // Windows: the key blocks that see a query block are contiguous from the one of its rows' lowest key.
+    if (sem != nullptr) {
+      int before = w.n_block;
+      if constexpr (kMods)
+        before -= sm90_window_keys(p.mods, m * M, m * M + M, p.seqlen_q, p.seqlen_k).lo / Sh::kBlockN;
+      tl::wait_flag(sem, before);
+    }
     const int row = static_cast<int>(bh * p.sq_pad) + m * M;
     for (int b = 0; b < decltype(sm.dq)::kBoxes; ++b) tl::reduce_add_box(&p.dq_map, sm.dq.box(b), b * tl::kF32BoxCols, row);
     tl::store_commit();
@@ -171,7 +186,9 @@ __device__ __forceinline__ void sm90_bwd_write_dq(Smem& sm, const Sm90BwdParams<
 
 // Pᵀ and dSᵀ from Sᵀ and dPᵀ (one warp's 16 keys x M queries). Keys past Sk, queries past Sq and (causal) pairs
 // above the diagonal get P = 0, hence dS = 0; the scratch's lse2 / delta past Sq are never read into a value.
-template <int M, bool kCausal>
+// kMods: the variants' scores (scores) and masks (probs' mods), from the kernel's Sm90ModParams where it lies; valid_k
+// then holds the lane's keys themselves.
+template <int M, bool kCausal, bool kMods = false>
 struct Sm90BwdGrads {
   float scale_log2;
   int valid_k[2];  // this lane's two keys (rows g, g + 8): the first query column each sees (causal), or past M if none
@@ -182,20 +199,79 @@ struct Sm90BwdGrads {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int kk = key + 8 * h;
-      valid_k[h] = kk >= sk ? (1 << 30) : kCausal ? kk - (sk - sq) : 0;  // query index, not yet minus m0
+      valid_k[h] = kMods ? kk : kk >= sk ? (1 << 30) : kCausal ? kk - (sk - sq) : 0;  // query index, not yet minus m0
     }
+  }
+
+  // kMods: ALiBi's distances of this lane's elements, i + off − key for query column col = col + m0 + off − key, as
+  // the lane's part of this iteration per key plus a constant an element (per-element values would be
+  // loop-invariant, which ptxas holds in registers). f(j, k, d of .x; .y's is d + 1).
+  template <typename F>
+  __device__ __forceinline__ void each_distance(int m0, int off, F&& f) const {
+    const float base[2] = {static_cast<float>(lane_col + m0 + off - valid_k[0]),
+                           static_cast<float>(lane_col + m0 + off - valid_k[1])};
+    tile::each<tile::rt_fl<16, M>>(
+        [&](int, int j, int k) { f(j, k, base[k & 1] + static_cast<float>(16 * j + ((k & 2) ? 8 : 0))); });
+  }
+
+  // kMods: Sᵀ's raw scores to the variants' (as the forward's Sm90RowMods), before probs. slope: ALiBi's of this
+  // iteration's query head on raw scores (0 off); off = Sk − Sq.
+  __device__ __forceinline__ void scores(tile::rt_fl<16, M>& s, int m0, int off, float slope,
+                                         const Sm90ModParams& mp) const {
+    namespace tl = flashtile::tile;
+    if (mp.cap_exp2 != 0.0f) {
+      const float in = mp.cap_exp2, out = mp.cap_raw;
+      tl::each<tl::rt_fl<16, M>>([&](int, int j, int k) {
+        float2& x = s.v[0][j][k];
+        x = make_float2(out * sm90_tanh_exp2(x.x * in), out * sm90_tanh_exp2(x.y * in));
+      });
+    }
+    if (slope != 0.0f)
+      each_distance(m0, off, [&](int j, int k, float d) {
+        float2& x = s.v[0][j][k];
+        x = make_float2(fmaf(-slope, fabsf(d), x.x), fmaf(-slope, fabsf(d + 1.0f), x.y));
+      });
+  }
+
+  // kMods with softcap: dSᵀ times tanh' = 1 − t², t taken back from P (pr): log2 P + lse2 is the score times
+  // scale·log2 e, plus ALiBi's term the capped score cap_raw · t. A tile of t (or of tanh') held from scores to here
+  // spilled d128; P = 0 gives 0 (t = ±inf or NaN: the max with 0).
+  __device__ __forceinline__ void cap_grads(tile::rt_fl<16, M>& ds, const tile::rt_fl<16, M>& pr, const float* lse2,
+                                            int m0, int off, float slope, const Sm90ModParams& mp) const {
+    namespace tl = flashtile::tile;
+    const float to_raw = 1.0f / scale_log2, inv_cap = 1.0f / mp.cap_raw;
+    each_distance(m0, off, [&](int j, int k, float d) {
+      const int col = 16 * j + lane_col + ((k & 2) ? 8 : 0);
+      const float2 l = *reinterpret_cast<const float2*>(lse2 + col), p = pr.v[0][j][k];
+      auto dcap = [&](float pe, float le, float de) {
+        const float t = fmaf((__log2f(pe) + le), to_raw, slope * fabsf(de)) * inv_cap;
+        return fmaxf(fmaf(-t, t, 1.0f), 0.0f);
+      };
+      float2& x = ds.v[0][j][k];
+      x = make_float2(x.x * dcap(p.x, l.x, d), x.y * dcap(p.y, l.y, d + 1.0f));
+    });
   }
 
   // s (Sᵀ) becomes Pᵀ. mask: the block crosses the diagonal or the last key (per-key limits); queries past Sq always.
   // One select an element either way: a second, masked copy of the loop spilled.
+  // kMods (mp; off = Sk − Sq): row i sees key kk from i = kk − off − right to kk − off + left.
+  template <typename MP = Sm90NoMods>
   __device__ __forceinline__ void probs(tile::rt_fl<16, M>& s, const float* lse2, int m0, int valid_q,
-                                        bool mask) const {
+                                        bool mask, int sk = 0, int off = 0, const MP& mp = {}) const {
     namespace tl = flashtile::tile;
     int lo[2], span[2];  // a key's valid columns: lo <= col < valid_q, as one unsigned compare col - lo < span
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      lo[h] = mask ? valid_k[h] - m0 : 0;
-      span[h] = max(valid_q - lo[h], 0);
+      if constexpr (kMods) {
+        const int kk = valid_k[h];
+        const int first = kk >= sk ? (1 << 30) : mp.window_right >= 0 ? kk - off - mp.window_right : 0;
+        const int end = mp.window_left >= 0 ? kk - off + mp.window_left + 1 : 1 << 30;
+        lo[h] = first - m0;
+        span[h] = max(min(valid_q, end - m0) - lo[h], 0);
+      } else {
+        lo[h] = mask ? valid_k[h] - m0 : 0;
+        span[h] = max(valid_q - lo[h], 0);
+      }
     }
     tl::each<tl::rt_fl<16, M>>([&](int, int j, int k) {
       const int col = 16 * j + lane_col + ((k & 2) ? 8 : 0);
@@ -241,7 +317,8 @@ struct Sm90BwdEpilogue {
   }
 };
 
-template <int D, typename T, bool kCausal>
+// kMods: the variants' build (window, softcap, ALiBi: Sm90BwdGrads' scores, the query blocks of sm90_bwd_work).
+template <int D, typename T, bool kCausal, bool kMods>
 __global__ void __launch_bounds__(Sm90BwdShape<D, kCausal>::kThreads, 1)
     sm90_bwd_kernel(const __grid_constant__ Sm90BwdParams<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -252,14 +329,14 @@ __global__ void __launch_bounds__(Sm90BwdShape<D, kCausal>::kThreads, 1)
   auto& sm = *reinterpret_cast<Sm90BwdSmem<D, T, kCausal>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                             ~std::uintptr_t{1023});
   const int wg = tl::warp_uniform(tl::warpgroup::index());
-  const Sm90BwdWork w = sm90_bwd_work<M, N, kCausal>(p);
+  const Sm90BwdWork w = sm90_bwd_work<M, N, kCausal, kMods>(p);
   if (threadIdx.x == 0) sm.init();
   __syncthreads();
 
   if (wg == 0) {  // ---------------------------------------------------------------------- producer and dQ writer
     tl::setmaxnreg_dec<Sh::kProducerRegs>();
     if (threadIdx.x == 0) sm90_bwd_produce<Sh>(sm, p, w);
-    if (threadIdx.x == tl::warp::kThreads) sm90_bwd_write_dq<Sh>(sm, p, w);
+    if (threadIdx.x == tl::warp::kThreads) sm90_bwd_write_dq<Sh, kMods>(sm, p, w);
     return;
   }
   // ------------------------------------------------------------------------------------------------- consumers
@@ -269,8 +346,8 @@ __global__ void __launch_bounds__(Sm90BwdShape<D, kCausal>::kThreads, 1)
   const int dim0 = Sh::kSplitKeys ? 0 : c * Sh::kDimsPerWg;   // its dK / dV columns
   const int dq0 = c * Sh::kDqCols;                            // its dQ columns
   const bool writes_ds = Sh::kSplitKeys || c == 0;            // split by dims: every consumer has all of dS
-  const Sm90BwdGrads<M, kCausal> grads{p.scale_log2, w.key0 + key_row0 + warp * 16 + (tl::lane_id() >> 2),
-                                       p.seqlen_q, p.seqlen_k};
+  const Sm90BwdGrads<M, kCausal, kMods> grads{p.scale_log2, w.key0 + key_row0 + warp * 16 + (tl::lane_id() >> 2),
+                                              p.seqlen_q, p.seqlen_k};
   // Blocks with a key past Sk or (causal) a pair above the diagonal take the masks: keys past the last row's reach.
   const bool ragged_keys = w.key0 + N > p.seqlen_k;
   tl::rt_fl<16, Sh::kDimsPerWg> dk, dv;
@@ -290,10 +367,20 @@ __global__ void __launch_bounds__(Sm90BwdShape<D, kCausal>::kThreads, 1)
     tl::commit();
     tl::wait<1>();
     tl::fence_operand(s);
-    grads.probs(s, sm.lse2[st], m0, valid_q, mask);  // overlaps dPᵀ's wgmmas
+    if constexpr (kMods) {  // ALiBi's slope of this query head
+      const int off = p.seqlen_k - p.seqlen_q;
+      grads.scores(s, m0, off, sm90_alibi_slope(p.mods, w.batch, w.head(it)), p.mods);
+      grads.probs(s, sm.lse2[st], m0, valid_q, true, p.seqlen_k, off, p.mods);
+    } else {
+      grads.probs(s, sm.lse2[st], m0, valid_q, mask);  // overlaps dPᵀ's wgmmas
+    }
     tl::wait<0>();
     tl::fence_operand(dp);
     grads.grads(dp, s, sm.delta[st], valid_q);
+    if constexpr (kMods)
+      if (p.mods.cap_exp2 != 0.0f)
+        grads.cap_grads(dp, s, sm.lse2[st], m0, p.seqlen_k - p.seqlen_q, sm90_alibi_slope(p.mods, w.batch, w.head(it)),
+                        p.mods);
     tl::copy(p16, s);
     tl::copy(ds16, dp);
     tl::fence();
@@ -330,7 +417,7 @@ inline void sm90_bwd_check(cudaError_t e, const char* what) {
 
 // Preprocess, the main kernel, the dQ convert: all on p.f.stream, nothing allocated (p.workspace carries the scratch
 // and, past it, the counters).
-template <int D, typename T, bool kCausal>
+template <int D, typename T, bool kCausal, bool kMods>
 void sm90_bwd_run(const BwdParams& bp) {
   using Sh = Sm90BwdShape<D, kCausal>;
   static_assert(sizeof(Sm90BwdSmem<D, T, kCausal>) + 1024 <= Sh::kSmemBytes, "smem budget");
@@ -359,13 +446,14 @@ void sm90_bwd_run(const BwdParams& bp) {
   p.m_blocks = (f.seqlen_q + Sh::kBlockM - 1) / Sh::kBlockM;
   p.sq_pad = static_cast<int>(s.sq_pad);
   p.scale = f.scale, p.scale_log2 = f.scale_log2;
+  if constexpr (kMods) p.mods = sm90_mod_params(f);
   const auto stream = static_cast<cudaStream_t>(f.stream);
   bwd_preprocess(bp, s);
   if (bp.deterministic) {
     p.dq_sem = reinterpret_cast<int*>(static_cast<unsigned char*>(bp.workspace) + bwd_scratch_bytes(bp, kSm90BwdRowPad));
     sm90_bwd_check(cudaMemsetAsync(p.dq_sem, 0, sm90_bwd_sem_bytes(bp), stream), "dq counters");
   }
-  auto kernel = &sm90_bwd_kernel<D, T, kCausal>;
+  auto kernel = &sm90_bwd_kernel<D, T, kCausal, kMods>;
   sm90_bwd_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
                  "cudaFuncSetAttribute");
   const dim3 grid((f.seqlen_k + Sh::kBlockN - 1) / Sh::kBlockN, f.heads_kv, f.batch);
@@ -374,11 +462,13 @@ void sm90_bwd_run(const BwdParams& bp) {
   bwd_convert_dq(bp, s);
 }
 
-// Causality as a template flag (instantiated per head dim in sm90_bwd_d{64,128,256}.cu).
+// Causality and the variants (FwdParams::has_variant) as template flags (instantiated per head dim in
+// sm90_bwd_d{64,128,256}.cu).
 template <int D, typename T>
 void sm90_bwd_dispatch(const BwdParams& p) {
-  if (p.f.causal) sm90_bwd_run<D, T, true>(p);
-  else sm90_bwd_run<D, T, false>(p);
+  const bool mods = p.f.has_variant();
+  if (p.f.causal) mods ? sm90_bwd_run<D, T, true, true>(p) : sm90_bwd_run<D, T, true, false>(p);
+  else mods ? sm90_bwd_run<D, T, false, true>(p) : sm90_bwd_run<D, T, false, false>(p);
 }
 
 }  // namespace flashtile::cuda

@@ -37,6 +37,9 @@ std::string sm90_bwd_supports(const BwdParams& p) {
   if (f.batch > kMaxGridYZ || f.heads_kv > kMaxGridYZ) return "batch or kv heads above 65535 (grid limit)";
   if (f.seqlen_q < 1 || f.seqlen_k < 1) return "empty sequence";
   if (f.lse == nullptr) return "needs the forward's lse";
+  if (f.sinks != nullptr) return "sinks: no backward kernel of this path has the dsinks output yet";
+  // The variants' scores are taken on raw q·k (sm90_mods.cuh), the scale folded in afterwards.
+  if (f.has_variant() && !(f.scale > 0.0f)) return "variants need scale > 0 on this path (scores on raw q·k)";
   // dq_acc's rows are one TMA coordinate (int32).
   const std::int64_t sq_pad = (std::int64_t(f.seqlen_q) + kSm90BwdRowPad - 1) / kSm90BwdRowPad * kSm90BwdRowPad;
   if (std::int64_t(f.batch) * f.heads_q * sq_pad > kMaxAccRows) return "batch x heads x seqlen_q above 2^31 rows";
@@ -66,7 +69,8 @@ std::size_t sm90_bwd_workspace(const BwdParams& p) {
 
 std::string sm90_bwd_name(const BwdParams& p) {
   return "sm90_bwd<d" + std::to_string(p.f.head_dim) + (p.f.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (p.f.causal ? ",causal" : "") + (p.deterministic ? ",deterministic" : "") + ">";
+         (p.f.causal ? ",causal" : "") + (p.deterministic ? ",deterministic" : "") + (p.f.has_variant() ? ",mods" : "") +
+         ">";
 }
 
 namespace {

@@ -23,6 +23,7 @@
 // K/V blocks are visited from the last to the first, so the masked (causal diagonal / ragged end) blocks come first.
 #pragma once
 
+#include "attn/sm90_mods.cuh"
 #include "attn/sm90_sched.cuh"
 #include "attn/sm90_traits.hpp"
 #include "tile/tile.cuh"
@@ -48,6 +49,7 @@ struct Sm90Params {
   int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (whole consumers), else 0
   // Sm90Scheduler's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
+  Sm90ModParams mods;  // Sm90Shape::kMods kernels: the variants (last, so the plain kernels' offsets stay)
 
   void set_sched(const Sm90SchedParams& s) {  // host: the scheduler's fields (sm90_sched_tiles, sm90_sched_order)
     tiles = s.tiles, m_blocks = s.m_blocks, batch_heads = s.batch_heads, heads_q = s.heads_q;
@@ -72,9 +74,9 @@ struct Sm90Ones {
 template <typename T, int N>
 struct Sm90Ones<T, N, false> {};
 
-template <int D, typename T, bool kCausal, Sm90Kind kKind>
+template <int D, typename T, bool kCausal, Sm90Kind kKind, bool kMods = false>
 struct Sm90Smem {
-  using Sh = Sm90Shape<D, kCausal, kKind>;
+  using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
@@ -217,7 +219,7 @@ __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Pa
 // max passes by more than kSm90LazyLog2 (one vote), the block exponentiates against it with no shuffles and no corr.
 // m_run then goes stale, which only the move rule reads: a row moves when this block passes the reference, which
 // puts this block's max above every skipped one.
-template <int N, bool kCausal, int kLazy>
+template <int N, bool kCausal, int kLazy, bool kMods = false>
 struct Sm90Softmax {
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
@@ -236,12 +238,13 @@ struct Sm90Softmax {
   int lost_key0 = 0;
 
   // Mask the score block starting at key key0, fold it into (m, l); leaves exp2(s·scale·log2e - m_use) in s. NW: the
-  // block's width (kNarrow's first blocks: less than N).
+  // block's width (kNarrow's first blocks: less than N). mp: kMods, the tile's Sm90RowMods (last0 is then the
+  // diagonal of the warp's first row); Sm90NoMods otherwise.
   // It may instead set `lost` (never at a tile's first block), leaving s to retry.
-  template <int NW>
-  __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0) {
+  template <int NW, typename MP = Sm90NoMods>
+  __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0, const MP& mp = {}) {
     namespace tl = flashtile::tile;
-    mask(s, key0);
+    mask(s, key0, mp);
     if (ref_all) {
       tl::exp2_fma_row(s, s, scale_log2, m_use);
       // The fast check. kLazy 4: every P < 2 (2^8 past the row max, the reference sitting kBias above it), by one
@@ -290,19 +293,23 @@ struct Sm90Softmax {
   }
 
   // After a lost step: redo(s, key0) computes the block's scores again, then the exact path (else nothing).
-  template <int NW, typename Redo>
-  __device__ __forceinline__ void retry(tile::rt_fl<16, NW>& s, Redo&& redo) {
+  template <int NW, typename Redo, typename MP = Sm90NoMods>
+  __device__ __forceinline__ void retry(tile::rt_fl<16, NW>& s, Redo&& redo, const MP& mp = {}) {
     if (!lost) return;
     lost = false;
     redo(s, lost_key0);
-    mask(s, lost_key0);
+    mask(s, lost_key0, mp);
     exact(s);
   }
 
-  // Scores past seqlen_k, and causal scores past the diagonal, to -inf.
-  template <int NW>
-  __device__ __forceinline__ void mask(tile::rt_fl<16, NW>& s, int key0) const {
+  // Scores past seqlen_k, and causal scores past the diagonal, to -inf (kMods: the variants' scores and masks).
+  template <int NW, typename MP>
+  __device__ __forceinline__ void mask(tile::rt_fl<16, NW>& s, int key0, const MP& mp) const {
     namespace tl = flashtile::tile;
+    if constexpr (kMods) {
+      mp.apply(s, key0, last0, seqlen_k);
+      return;
+    }
     if (key0 + NW > seqlen_k || (kCausal && key0 + NW - 1 > last0)) {  // warp-uniform
       if constexpr (kCausal) {  // row r sees columns c < seqlen_k - key0 and c <= last0 + r - key0
         const int row = tl::lane_id() >> 2, end = seqlen_k - key0;
@@ -490,6 +497,14 @@ struct Sm90Epilogue {
     }
     // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
     const Sm90Tile et = Sched::kCausal ? tt : sched.tile(t);
+    [[maybe_unused]] tl::rv_fl_rows<16> m_lse = m_use;  // kMods: the LSE's m + log2 l, which a sink joins
+    if constexpr (Sh::kMods) {
+      if (p.mods.sinks != nullptr) {
+        const float sink2 = p.mods.sinks[et.head] * tl::kLog2e;
+#pragma unroll
+        for (int i = 0; i < 2; ++i) sm90_sink_row(sink2, m_lse.v[0][i], l.v[0][i], inv_l.v[0][i]);
+      }
+    }
     const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
     const int valid = p.seqlen_q - row0;
     const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
@@ -503,7 +518,7 @@ struct Sm90Epilogue {
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : (m_use.v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
+        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : ((Sh::kMods ? m_lse : m_use).v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
       }
     }
   }
@@ -552,7 +567,7 @@ __device__ __forceinline__ int sm90_cluster(const P& p) {
 
 // The producer role (one thread of the producer warpgroup): Q and the K/V blocks of this CTA's tiles by TMA, each
 // into its buffer or ring stage once the consumers released its previous use; with kDynamic also the scheduler's
-// hand-out (the tile indices in sm.sched).
+// hand-out (the tile indices in sm.sched). blocks_of(tile): the Sm90Blocks it visits, the highest first.
 template <typename Smem, typename T, typename Sched, typename BlocksOf>
 __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, const Sched& sched,
                                              BlocksOf&& blocks_of) {
@@ -577,10 +592,11 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
   for (int t = blockIdx.x; t < p.tiles; t = Sh::kDynamic ? tn : t + gridDim.x) {
     if constexpr (Sh::kDynamic) tn = sched.next(t);
     const Sm90Tile tt = sched.tile(t);
-    const int n_blocks = blocks_of(tt);
+    const Sm90Blocks range = blocks_of(tt);
+    const int n_blocks = range.n, key_base = range.first * N;  // key_base: the lowest block's first key
     if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
     const int qb = j % Sh::kQBufs;
-    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N, tt);
+    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N + key_base, tt);
     tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
     sched.publish(sm, j, t);
     tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
@@ -588,8 +604,8 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
     // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
     for (int it = 0; it <= n_blocks; ++it) {
       if (it < n_blocks && (!Sh::kOTma || it > 0))
-        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N, tt);
-      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N, tt);
+        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N + key_base, tt);
+      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N + key_base, tt);
     }
     kv += n_blocks;
     ++j;
@@ -597,20 +613,25 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
   if constexpr (Sh::kDynamic) sched.stop(sm, j);
 }
 
-template <int D, typename T, bool kCausal, Sm90Kind kKind>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
+// kMods: the variants' build (Sm90Shape::kMods): the key blocks a tile's window touches, the variants' scores and
+// masks (Sm90RowMods), sinks in the epilogue.
+template <int D, typename T, bool kCausal, Sm90Kind kKind, bool kMods>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads, 1)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal, kKind>;
+  using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
   extern __shared__ char smem_raw[];
-  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind, kMods>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warp_uniform(tl::warpgroup::index());
   const Sm90Scheduler<Sh, kCausal, Sm90Params<T>> sched{p};
-  auto blocks_of = [&](const Sm90Tile& u) { return sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k); };
+  auto blocks_of = [&](const Sm90Tile& u) {
+    if constexpr (kMods) return sm90_window_blocks<N>(p.mods, u.row0, u.row0 + M, p.seqlen_q, p.seqlen_k);
+    else return Sm90Blocks{0, sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k)};
+  };
 
   const int cluster = sm90_cluster<Sh>(p);
   sm.init(cluster);
@@ -641,14 +662,14 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     if constexpr (Sh::kOStage) epi.store(sched, t, tt, sm, qb, j, o_acc, l, m_use);
     else epi.store(sched, t, tt, sm, qb, 0, o_acc, l, m_use);
   };
-  // Tiles whose rows see no key (only causal with Sq > Sk has them) get O = 0 and LSE = -inf up front; producer and
-  // loop skip them. Elsewhere neither scan runs: each would cost every tile its index divisions again.
-  const bool keyless = kCausal && p.seqlen_q > p.seqlen_k;
+  // Tiles whose rows see no key (causal with Sq > Sk, windows) get O = 0 and LSE = -inf (or the sink) up front;
+  // producer and loop skip them. Elsewhere neither scan runs: each would cost every tile its index divisions again.
+  const bool keyless = kMods || (kCausal && p.seqlen_q > p.seqlen_k);
   if (keyless)
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
-      if (const Sm90Tile u = sched.tile(t); blocks_of(u) == 0) epilogue(t, u, {}, {}, -1);
+      if (const Sm90Tile u = sched.tile(t); blocks_of(u).n == 0) epilogue(t, u, {}, {}, -1);
   auto next = [&](int t) {  // this CTA's next tile with keys, from t on
-    while (keyless && t < p.tiles && blocks_of(sched.tile(t)) == 0) t += gridDim.x;
+    while (keyless && t < p.tiles && blocks_of(sched.tile(t)).n == 0) t += gridDim.x;
     return t;
   };
   // Waits stay outside the fence..commit windows: ptxas then needs no extra warpgroup syncs around the wgmmas. g: ring
@@ -663,14 +684,20 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
   unsigned kv = 0;  // ring position of this tile's first block
   int t = Sh::kDynamic ? sched.take(sm, 0) : next(blockIdx.x);
   for (; t < p.tiles; ++j) {
-    const int tn = Sh::kDynamic ? 0 : next(t + gridDim.x);
+    // kMods: the next tile found after this one (its scan's registers free then; the plain kernels' code stays).
+    const int tn = Sh::kDynamic || kMods ? 0 : next(t + gridDim.x);
     const Sm90Tile tt = sched.tile(t);
-    const int n_all = blocks_of(tt), qb = j % Sh::kQBufs;
+    const Sm90Blocks range = blocks_of(tt);
+    const int n_all = range.n, qb = j % Sh::kQBufs;
     if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
-    Sm90Softmax<N, kCausal, Sh::kLazy> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    Sm90Softmax<N, kCausal, Sh::kLazy, kMods> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    // What the softmax's masks take: the tile's variants (kMods), or nothing (a member of the softmax changed the
+    // plain kernels' code).
+    const auto mp = sm90_row_mods<kMods>(p.mods, tt.batch, tt.head);
     wait_q(j);
     const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
+    const int key_base = range.first * N;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
     kv += skip;
     // Pingpong: turns at issuing wgmmas (Sm90Bar's turns); consumer 1 lets 0 go first, skips its last hand-back.
     constexpr int kPair = 2 * kSm90WgThreads;
@@ -698,7 +725,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     // its own, with its own S tile (tile/wgmma.cuh's with_width: else ptxas serializes the kernel's wgmmas).
     constexpr int kStep = Sh::kNarrow > 0 ? Sh::kNarrow : 16;
     const int cols =
-        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * kSm90Rows, (n_blocks - 1) * N, p.seqlen_q, p.seqlen_k) : N;
+        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * kSm90Rows, (n_blocks - 1) * N + key_base, p.seqlen_q, p.seqlen_k) : N;
     if (Sh::kNarrow > 0 && cols <= N - kStep) {
       tl::with_width<N - kStep, kStep>(cols, [&](auto w) {
         tl::rt_fl<16, w()> s;
@@ -711,7 +738,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
         tl::wait<0>();
         tl::fence_operand(s);
         qk_done(0);
-        sfx.step(s, (n_blocks - 1) * N);
+        sfx.step(s, (n_blocks - 1) * N + key_base, mp);
         tl::copy_zero_pad(p_reg, s);
       });
     } else {
@@ -722,7 +749,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
       turn_end(false);
       tl::wait<0>();
       qk_done(0);
-      sfx.step(s_acc, (n_blocks - 1) * N);
+      sfx.step(s_acc, (n_blocks - 1) * N + key_base, mp);
       tl::copy(p_reg, s_acc);
     }
     for (int it = 1; it < n_blocks; ++it) {
@@ -735,10 +762,10 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
       turn_end(false);
       tl::wait<1>();
       qk_done(it);
-      sfx.step(s_acc, (n_blocks - 1 - it) * N);
+      sfx.step(s_acc, (n_blocks - 1 - it) * N + key_base, mp);
       tl::wait<0>();
       pv_done(it - 1);
-      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, sched.tile(t), c, w, k0); });
+      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, sched.tile(t), c, w, k0); }, mp);
       sfx.rescale_o(o_acc, l_acc);
       tl::copy(p_reg, s_acc);
     }
@@ -752,7 +779,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind>::kThreads, 1)
     kv += n_blocks;
     epilogue(t, tt, sfx.row_l(l_acc), sfx.m_use, qb);
     if constexpr (Sh::kOTma) tl::arrive(sm.q_empty[qb]);  // after the store read Q's buffer
-    t = Sh::kDynamic ? sched.take(sm, j + 1) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
+    t = Sh::kDynamic ? sched.take(sm, j + 1) : kMods ? next(t + gridDim.x) : tn;  // after the epilogue: with kOTma its q_empty arrival lets Q(j + 1) load
   }
   if constexpr (Sh::kOStage) epi.stop(sm, j, o_acc);
   // Stay until the peer's last releases reached this CTA (exited producer threads count as arrived).

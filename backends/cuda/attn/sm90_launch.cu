@@ -67,20 +67,23 @@ std::string short_tag(const FwdParams& p, Sm90Kind kind) {
   const Sm90Kernel s = sm90_kernel(d, p.causal, kind);
   const Sm90Kernel main = sm90_kernel(d, p.causal, sm90_has_kernel(d, p.causal, Sm90Kind::main) ? Sm90Kind::main
                                                                                                 : Sm90Kind::short_seq);
+  const bool plain = !p.has_variant();  // the variants' build has no own blocks, shifted rows, narrow blocks
   return (s.consumers != main.consumers ? ",c" + std::to_string(s.consumers) : "") +
-         (s.o == Sm90O::staged ? ",ostage" : "") + (s.own_blocks ? ",own" : "") + (s.q_prefetch ? ",qpf" : "") +
-         (s.shift_rows ? ",shift" : "") + (s.block_n != main.block_n ? ",n" + std::to_string(s.block_n) : "") +
-         (s.narrow_first > 0 ? ",narrow" + std::to_string(s.narrow_first) : "") + (sm90_lse_kind(kind) ? ",lse" : "");
+         (s.o == Sm90O::staged ? ",ostage" : "") + (s.own_blocks && plain ? ",own" : "") +
+         (s.q_prefetch ? ",qpf" : "") + (s.shift_rows && plain ? ",shift" : "") +
+         (s.block_n != main.block_n ? ",n" + std::to_string(s.block_n) : "") +
+         (s.narrow_first > 0 && plain ? ",narrow" + std::to_string(s.narrow_first) : "") +
+         (sm90_lse_kind(kind) ? ",lse" : "");
 }
 }  // namespace
 
-// ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch).
+// ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch); ",mods": the variants' build (Sm90Shape::kMods).
 std::string sm90_fwd_name(const FwdParams& p) {
-  const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr);
-  const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k);
+  const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr, p.has_variant());
+  const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k, p.has_variant());
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
          (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? short_tag(p, kind) : "") +
-         (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + ">";
+         (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + (p.has_variant() ? ",mods" : "") + ">";
 }
 
 bool sm90_fwd_persistent(const FwdParams& p) {

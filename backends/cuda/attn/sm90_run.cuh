@@ -51,11 +51,11 @@ bool sm90_sched_order(Sm90SchedParams& s, const FwdParams& f, int cluster, int c
   return dynamic;
 }
 
-// Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas).
-template <int D, typename T, bool kCausal, Sm90Kind kKind>
+// Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas; kMods: the variants' build).
+template <int D, typename T, bool kCausal, Sm90Kind kKind, bool kMods>
 void sm90_run(const FwdParams& f, int ctas_forced) {
-  using Sh = Sm90Shape<D, kCausal, kKind>;
-  static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind, kMods>) + 1024 <= Sh::kSmemBytes, "smem budget");
   static_assert(Sh::kLazy != 4 || kKind != Sm90Kind::main, "mode 4's LSE calls need an *_lse kind (short, small)");
   Sm90Params<T> p{};
   tile::gl4<T> q, k, v;
@@ -87,9 +87,10 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
   p.q_sb = f.q_sb, p.q_ss = f.q_ss, p.q_sh = f.q_sh, p.k_sb = f.k_sb, p.k_ss = f.k_ss, p.k_sh = f.k_sh;
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
+  if constexpr (kMods) p.mods = sm90_mod_params(f);
   Sm90SchedParams sched = sm90_sched_tiles<Sh>(f, cluster);
 
-  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind>;
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind, kMods>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
   // One CTA per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per tile (ctas 0).
@@ -141,27 +142,29 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
 // sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so (their *_lse kinds for
-// calls with an LSE, where the table has them). Only the kernels sm90_kind can pick are instantiated.
-template <int D, typename T, bool kCausal>
+// calls with an LSE, where the table has them), each plain or with the variants (kMods: FwdParams::has_variant). Only
+// the kernels sm90_kind can pick are instantiated.
+template <int D, typename T, bool kCausal, bool kMods>
 void sm90_run_short(const FwdParams& f, int ctas) {
   constexpr Sm90Launch kL = sm90_launch_config(D, kCausal);
   constexpr int kSmall = kL.small_max_sk, kMax = kL.short_max_sk;
   constexpr bool kLse = sm90_lse_kinds(D, kCausal);
-  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k, f.lse != nullptr);
-  if constexpr (kSmall > 0) {
-    if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small>(f, ctas);
-    if constexpr (kLse) if (kind == Sm90Kind::small_lse) return sm90_run<D, T, kCausal, Sm90Kind::small_lse>(f, ctas);
+  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k, f.lse != nullptr, kMods);
+  if constexpr (kSmall > 0 && !kMods) {
+    if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small, kMods>(f, ctas);
+    if constexpr (kLse) if (kind == Sm90Kind::small_lse) return sm90_run<D, T, kCausal, Sm90Kind::small_lse, kMods>(f, ctas);
   }
   if constexpr (kMax > kSmall) {
-    if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq>(f, ctas);
-    if constexpr (kLse) if (kind == Sm90Kind::short_lse) return sm90_run<D, T, kCausal, Sm90Kind::short_lse>(f, ctas);
+    if (kind == Sm90Kind::short_seq) return sm90_run<D, T, kCausal, Sm90Kind::short_seq, kMods>(f, ctas);
+    if constexpr (kLse) if (kind == Sm90Kind::short_lse) return sm90_run<D, T, kCausal, Sm90Kind::short_lse, kMods>(f, ctas);
   }
-  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main>(f, ctas);
+  if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main, kMods>(f, ctas);
 }
 template <int D, typename T>
 void sm90_dispatch(const FwdParams& f, int ctas) {
-  if (f.causal) sm90_run_short<D, T, true>(f, ctas);
-  else sm90_run_short<D, T, false>(f, ctas);
+  const bool mods = f.has_variant();
+  if (f.causal) mods ? sm90_run_short<D, T, true, true>(f, ctas) : sm90_run_short<D, T, true, false>(f, ctas);
+  else mods ? sm90_run_short<D, T, false, true>(f, ctas) : sm90_run_short<D, T, false, false>(f, ctas);
 }
 
 }  // namespace flashtile::cuda

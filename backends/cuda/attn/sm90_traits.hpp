@@ -147,12 +147,13 @@ constexpr bool sm90_persistent_launch(const Sm90Launch& c, int seqlen_k) { retur
 constexpr bool sm90_lse_kinds(int d, bool causal) {
   return sm90_has_kernel(d, causal, Sm90Kind::small_lse) || sm90_has_kernel(d, causal, Sm90Kind::short_lse);
 }
-// The kernel a call runs (sm90_run_short); lse: the call asks for the LSE.
-constexpr Sm90Kind sm90_kind(int d, bool causal, int seqlen_k, bool lse = false) {
+// The kernel a call runs (sm90_run_short); lse: the call asks for the LSE; mods: it has variants, which the small
+// kernels leave to the short ones (four consumers of 112 registers spilled the variants' code).
+constexpr Sm90Kind sm90_kind(int d, bool causal, int seqlen_k, bool lse = false, bool mods = false) {
   const Sm90Launch l = sm90_launch_config(d, causal);
-  const Sm90Kind k = l.small_max_sk > 0 && seqlen_k <= l.small_max_sk   ? Sm90Kind::small
-                     : l.short_max_sk > 0 && seqlen_k <= l.short_max_sk ? Sm90Kind::short_seq
-                                                                        : Sm90Kind::main;
+  const Sm90Kind k = l.small_max_sk > 0 && seqlen_k <= l.small_max_sk && !mods ? Sm90Kind::small
+                     : l.short_max_sk > 0 && seqlen_k <= l.short_max_sk      ? Sm90Kind::short_seq
+                                                                             : Sm90Kind::main;
   if (!lse || k == Sm90Kind::main || !sm90_lse_kinds(d, causal)) return k;
   return k == Sm90Kind::small ? Sm90Kind::small_lse : Sm90Kind::short_lse;
 }
@@ -161,21 +162,25 @@ constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
   return sm90_kind(d, causal, seqlen_k) != Sm90Kind::main;
 }
 // The cluster size a call launches with (1: none; Sm90Launch::cluster).
-constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k) {
+// mods: a call with variants (Sm90Shape::kMods kernels never cluster).
+constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k, bool mods = false) {
   const Sm90Launch c = sm90_launch_config(d, causal);
-  return !causal && !sm90_short_kernel(d, causal, seqlen_k) && seqlen_k > c.cluster_min_sk ? c.cluster : 1;
+  return !causal && !mods && !sm90_short_kernel(d, causal, seqlen_k) && seqlen_k > c.cluster_min_sk ? c.cluster : 1;
 }
 
 // Named barriers (bar.sync ids; 0 is __syncthreads'): pingpong's two turns, then one a consumer for O's TMA store.
 enum Sm90Bar : int { kSm90BarTurn0 = 1, kSm90BarTurn1 = 2, kSm90BarOStore0 = 3 /* ..5 */ };
 
-// The compile-time constants of one kernel of the tables.
-template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main>
+// The compile-time constants of one kernel of the tables. kMods: the variants' build (sm90_mods.cuh) of the same
+// kernel, without the parts that assume a causal or full key range per row (own blocks, shifted rows, narrow first
+// blocks) or that two tiles share their K/V blocks (clusters).
+template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main, bool kMods_ = false>
 struct Sm90Shape {
   static constexpr Sm90Kernel kK = sm90_kernel(D, kCausal, kKind);
   static constexpr Sm90Launch kL = sm90_launch_config(D, kCausal);
   static_assert(kK.d == D && kL.d == D, "no row of kSm90Kernels / kSm90Launches for this kernel");
   static constexpr bool kShort = kKind != Sm90Kind::main;
+  static constexpr bool kMods = kMods_;
   static constexpr int kHeadDim = D;
   static constexpr int kConsumers = kK.consumers;
   static constexpr int kBlockN = kK.block_n;
@@ -187,19 +192,19 @@ struct Sm90Shape {
   static constexpr int kQBufs = kQPrefetch ? 2 : 1;
   static constexpr int kLazy = kK.lazy;
   // Narrow first blocks where a narrower block exists (blocks of narrow_first keys or fewer have none).
-  static constexpr int kNarrow = kK.narrow_first < kBlockN ? kK.narrow_first : 0;
+  static constexpr int kNarrow = kK.narrow_first < kBlockN && !kMods ? kK.narrow_first : 0;
   static constexpr bool kOTma = kK.o == Sm90O::tma;
   static constexpr bool kOStage = kK.o == Sm90O::staged;
   // Clusters: the main non-causal kernel only, in the static order of tile pairs; built for clusters alone where
   // every launch of it clusters (d128: the short kernel runs to 4k keys).
-  static constexpr int kCluster = kShort || kCausal ? 1 : kL.cluster;
+  static constexpr int kCluster = kShort || kCausal || kMods ? 1 : kL.cluster;
   static constexpr bool kClusterAlways = kCluster > 1 && kL.short_max_sk >= kL.cluster_min_sk;
   static_assert(kCluster == 1 || (kCluster == 2 && kBlockN % 16 == 0), "a cluster's K/V halves: multiples of 8 rows");
   // The scheduler slots only in kernels that can launch persistent (the main kernel where it outlives the short one).
   static constexpr bool kDynamic =
       !kClusterAlways && kL.dynamic && (kShort || kL.short_max_sk < kL.persistent_max_sk);
-  static constexpr bool kOwnBlocks = kK.own_blocks;
-  static constexpr bool kShiftRows = kK.shift_rows;
+  static constexpr bool kOwnBlocks = kK.own_blocks && !kMods;
+  static constexpr bool kShiftRows = kK.shift_rows && !kMods;
   static constexpr int kElemBytes = 2;  // bf16 / f16
   static constexpr int kBaseSmemBytes = kElemBytes * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) +
                                         1024 /*barriers*/ + 1024 /*alignment slack*/ +

@@ -3,11 +3,13 @@
 // sm90 configuration tables and derived shapes (attn/sm90_traits.hpp), partly at compile time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "attn/sm90_mods.cuh"
 #include "attn/sm90_traits.hpp"
 #include "util.cuh"
 
@@ -19,7 +21,8 @@ constexpr bool every_kind_has_a_row() {
   for (const fc::Sm90Launch& l : fc::kSm90Launches)
     for (int sk : {1, 512, 1024, 2048, 4096, 8192, 16384, 1 << 20})
       for (bool lse : {false, true})
-        if (!fc::sm90_has_kernel(l.d, l.causal, fc::sm90_kind(l.d, l.causal, sk, lse))) return false;
+        for (bool mods : {false, true})
+          if (!fc::sm90_has_kernel(l.d, l.causal, fc::sm90_kind(l.d, l.causal, sk, lse, mods))) return false;
   for (const fc::Sm90Kernel& a : fc::kSm90Kernels) {
     int n = 0;
     for (const fc::Sm90Kernel& b : fc::kSm90Kernels) n += a.d == b.d && a.causal == b.causal && a.kind == b.kind;
@@ -164,4 +167,53 @@ TEST_CASE("host: fastdiv equals / and % for launch-sized divisors") {
     for (int x : xs) bad += f.div(x) != x / static_cast<int>(d) || f.mod(x) != x % static_cast<int>(d);
   }
   CHECK(bad == 0);
+}
+
+// The variants' ranges (attn/sm90_mods.cuh) against a brute force over rows and keys: the key blocks a forward tile
+// visits are exactly those from its rows' lowest seen key to their highest; the query blocks a backward key block visits
+// are exactly those with a row that sees one of its keys; and the key blocks below one that visit a query block number
+// its index minus the block of the query block's lowest seen key (the deterministic dQ order's count).
+TEST_CASE("host: the variants' window ranges match a brute force") {
+  auto sees = [](int i, int j, int sq, int sk, int wl, int wr, bool causal) {
+    const int diag = i + sk - sq;
+    int lo = 0, hi = sk;
+    if (causal) hi = std::clamp(diag + 1, 0, sk);
+    if (wr >= 0) hi = std::min(hi, std::clamp(diag + wr + 1, 0, sk));
+    if (wl >= 0) lo = std::clamp(diag - wl, 0, sk);
+    return j >= lo && j < std::max(lo, hi);
+  };
+  constexpr int M = 64, N = 80;
+  int fails = 0;
+  for (int sq : {1, 17, 100, 257})
+    for (int sk : {1, 17, 130, 300})
+      for (int wl : {-1, 0, 3, 50, 1000})
+        for (int wr : {-1, 0, 2, 60, 1000})
+          for (bool causal : {false, true}) {
+            fc::FwdParams f{};
+            f.seqlen_q = sq, f.seqlen_k = sk, f.window_left = wl, f.window_right = wr, f.causal = causal;
+            f.scale = 0.125f;
+            const fc::Sm90ModParams m = fc::sm90_mod_params(f);
+            for (int r0 = 0; r0 < sq; r0 += M) {
+              const fc::Sm90Blocks b = fc::sm90_window_blocks<N>(m, r0, r0 + M, sq, sk);
+              int kmin = sk, kmax = -1;
+              for (int i = r0; i < std::min(sq, r0 + M); ++i)
+                for (int j = 0; j < sk; ++j)
+                  if (sees(i, j, sq, sk, wl, wr, causal)) kmin = std::min(kmin, j), kmax = std::max(kmax, j);
+              fails += kmax < 0 ? b.n != 0 : b.first != kmin / N || b.first + b.n - 1 != kmax / N;
+            }
+            std::vector<int> visits((sq + M - 1) / M, 0);
+            for (int key0 = 0; key0 < sk; key0 += N) {
+              const int last = std::min(key0 + N, sk) - 1;
+              const fc::Sm90Span r = fc::sm90_window_rows(m, key0, last, sq, sk);
+              for (int mb = 0; mb * M < sq; ++mb) {
+                bool any = false;
+                for (int i = mb * M; i < std::min(sq, mb * M + M); ++i)
+                  for (int j = key0; j <= last; ++j) any |= sees(i, j, sq, sk, wl, wr, causal);
+                const bool visited = r.hi > r.lo && mb >= r.lo / M && mb <= (r.hi - 1) / M;
+                fails += any != visited;
+                if (visited) fails += key0 / N - fc::sm90_window_keys(m, mb * M, mb * M + M, sq, sk).lo / N != visits[mb]++;
+              }
+            }
+          }
+  CHECK(fails == 0);
 }

@@ -1,0 +1,164 @@
+// The attention variants (issue 43: sliding window, softcap, ALiBi, sinks) for the sm90 kernels built with kMods
+// (Sm90Shape): their parameters, the key blocks a tile's window touches, the score function and the sink's share of
+// a row's softmax. Plain kernels compile none of it. Semantics: src/cpu_backend.cpp's RowRules.
+//
+// The kernels keep row maxima on raw scores (q·k, the scale folded into the exp2 afterwards; scale > 0), so the
+// score function works in that domain too: softcap's cap * tanh(scale·x / cap) and ALiBi's slope · distance are
+// divided by the scale, and the exp2 multiplies them back.
+#pragma once
+
+#include <algorithm>
+
+#include "attn/fwd_params.hpp"
+#include "tile/tile.cuh"
+
+namespace flashtile::cuda {
+
+// What the kMods kernels read of the launch (sm90_mod_params). Windows are clamped so that their bounds never
+// overflow (a left window of Sk keys or a right one of Sq is unbounded), and causality is folded into the right
+// window (0).
+struct Sm90ModParams {
+  int window_left, window_right;  // keys i + Sk - Sq - left .. i + Sk - Sq + right; -1 unbounded
+  float cap_exp2;                 // softcap: raw x becomes cap_raw · tanh(x · cap_exp2 / (2 log2 e)); 0 off
+  float cap_raw;                  // softcap / scale
+  float inv_scale;                // ALiBi's slopes act on scaled scores
+  const float* alibi;             // slope of (b, h) at alibi[b * alibi_sb + h], or null
+  int alibi_sb;
+  const float* sinks;  // f32 [Hq] (scaled domain), or null
+};
+
+inline Sm90ModParams sm90_mod_params(const FwdParams& f) {
+  Sm90ModParams m{};
+  m.window_left = f.window_left < 0 ? -1 : std::min(f.window_left, f.seqlen_k);
+  m.window_right = f.causal ? 0 : f.window_right < 0 ? -1 : std::min(f.window_right, f.seqlen_q);
+  if (f.softcap > 0) {
+    m.cap_exp2 = 2.0f * tile::kLog2e * f.scale / f.softcap;
+    m.cap_raw = f.softcap / f.scale;
+  }
+  m.inv_scale = 1.0f / f.scale;
+  m.alibi = f.alibi_slopes;
+  m.alibi_sb = f.alibi_sb;
+  m.sinks = f.sinks;
+  return m;
+}
+
+// A range [lo, hi) of keys or query rows; empty: hi <= lo.
+struct Sm90Span {
+  int lo, hi;
+};
+// Keys that any of the query rows [r0, r1) sees (rows clipped to [0, Sq)).
+__host__ __device__ __forceinline__ Sm90Span sm90_window_keys(const Sm90ModParams& m, int r0, int r1, int sq, int sk) {
+  r0 = r0 > 0 ? r0 : 0;
+  r1 = r1 < sq ? r1 : sq;
+  if (r1 <= r0) return {0, 0};
+  const int d0 = r0 + sk - sq, d1 = r1 - 1 + sk - sq;  // the first and last rows' diagonals
+  auto clip = [sk](int x) { return x < 0 ? 0 : x > sk ? sk : x; };
+  const int lo = m.window_left >= 0 ? clip(d0 - m.window_left) : 0;
+  const int hi = m.window_right >= 0 ? clip(d1 + m.window_right + 1) : sk;
+  return {lo, hi};
+}
+
+// The K/V blocks of N keys a tile visits: first, first + 1, .., first + n - 1 (n = 0: no key).
+struct Sm90Blocks {
+  int first, n;
+};
+template <int N>
+__host__ __device__ __forceinline__ Sm90Blocks sm90_window_blocks(const Sm90ModParams& m, int r0, int r1, int sq,
+                                                                  int sk) {
+  const Sm90Span k = sm90_window_keys(m, r0, r1, sq, sk);
+  if (k.hi <= k.lo) return {0, 0};
+  return {k.lo / N, (k.hi + N - 1) / N - k.lo / N};
+}
+
+// Query rows that see a key of [key0, last] (the backward's query blocks of a key block): row i sees keys
+// i + off - left .. i + off + right (off = Sk - Sq), so rows key0 - off - right .. last - off + left, within [0, Sq).
+__host__ __device__ __forceinline__ Sm90Span sm90_window_rows(const Sm90ModParams& m, int key0, int last, int sq,
+                                                              int sk) {
+  const int off = sk - sq;
+  const int r0 = m.window_right >= 0 ? (key0 - off - m.window_right > 0 ? key0 - off - m.window_right : 0) : 0;
+  const int r1 = m.window_left >= 0 ? (last - off + m.window_left + 1 < sq ? last - off + m.window_left + 1 : sq) : sq;
+  return {r0, r1};
+}
+
+// tanh(y / (2 log2 e)) as 1 - 2 / (2^y + 1) from ex2 (relative error 2^-22), exact at both ends (2^y = inf gives 1,
+// 0 gives -1): chosen over tanh.approx.f32 (2^-11 relative: a quarter of f16's 2e-3 output tolerance) for
+// accuracy, at one more MUFU op; sm90_check --variants times it against the plain kernel.
+__device__ __forceinline__ float sm90_tanh_exp2(float y) {
+  return 1.0f - __fdividef(2.0f, tile::fast_exp2(y) + 1.0f);
+}
+
+// ALiBi's slope of (batch, head) on raw scores, 0 without ALiBi.
+__device__ __forceinline__ float sm90_alibi_slope(const Sm90ModParams& m, int batch, int head) {
+  return m.alibi != nullptr ? m.alibi[batch * m.alibi_sb + head] * m.inv_scale : 0.0f;
+}
+
+// One tile's variants for the softmax's masks (Sm90Softmax::mask): the score function and the masks of the kernel's
+// Sm90ModParams, read where it lies (held in registers through the loop, its fields spilled d128), and ALiBi's slope
+// of the tile's (batch, head) on raw scores.
+struct Sm90RowMods {
+  const Sm90ModParams& m;
+  float slope;
+
+  // Raw scores of the block at key0 (16 rows x NW keys) to the variants' scores, -inf where a row does not see a key.
+  // diag0: the diagonal (i + Sk - Sq) of the warp's first row.
+  template <int NW>
+  __device__ __forceinline__ void apply(tile::rt_fl<16, NW>& s, int key0, int diag0, int sk) const {
+    namespace tl = flashtile::tile;
+    if (m.cap_exp2 != 0.0f) {
+      const float in = m.cap_exp2, out = m.cap_raw;
+      tl::map(s, [&](int, int, float x) { return out * sm90_tanh_exp2(x * in); });
+    }
+    if (slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
+      // The distance as the lane's part of this block plus a constant an element: per-element (row - col) values
+      // are loop-invariant, and ptxas kept them all in registers (spilled d128).
+      const int lane = tl::lane_id();
+      const float base = static_cast<float>(diag0 - key0 + (lane >> 2) - tl::rt_coords(lane, 0).col);
+      tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
+        const float d = base + static_cast<float>(tl::rt_coords(0, k).row - 16 * j - tl::rt_coords(0, k).col);
+        s.v[0][j][k].x = fmaf(-slope, fabsf(d), s.v[0][j][k].x);
+        s.v[0][j][k].y = fmaf(-slope, fabsf(d - 1.0f), s.v[0][j][k].y);
+      });
+    }
+    // Row r sees columns lo(r) <= col < hi(r) of the block. Masks only where the block crosses a bound of one of the
+    // rows (warp-uniform: row 0 ends first, row 15 starts last).
+    const int wl = m.window_left, wr = m.window_right;
+    const int hi0 = wr >= 0 ? min(sk, diag0 + wr + 1) : sk;
+    if (key0 + NW > hi0 || (wl >= 0 && key0 < diag0 + 15 - wl)) {
+      const int c0 = tl::rt_coords(tl::lane_id(), 0).col, row = tl::lane_id() >> 2;
+      int lo[2], span[2];  // relative to the lane's column c0; one unsigned compare an element
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int diag = diag0 + row + 8 * h - key0;
+        const int hi = wr >= 0 ? min(sk - key0, diag + wr + 1) : sk - key0;
+        lo[h] = (wl >= 0 ? diag - wl : 0) - c0;
+        span[h] = max(hi - c0 - lo[h], 0);
+      }
+      tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
+        const unsigned at = static_cast<unsigned>(16 * j + tl::rt_coords(0, k).col - lo[k & 1]),
+                       n = static_cast<unsigned>(span[k & 1]);
+        s.v[0][j][k].x = at < n ? s.v[0][j][k].x : tl::kNegInf;
+        s.v[0][j][k].y = at + 1 < n ? s.v[0][j][k].y : tl::kNegInf;
+      });
+    }
+  }
+};
+// Plain kernels' stand-in (no members).
+struct Sm90NoMods {};
+// A tile's Sm90RowMods where kOn, else the stand-in.
+template <bool kOn>
+__device__ __forceinline__ auto sm90_row_mods(const Sm90ModParams& m, int batch, int head) {
+  if constexpr (kOn) return Sm90RowMods{m, sm90_alibi_slope(m, batch, head)};
+  else return Sm90NoMods{};
+}
+
+// The sink of head `head` joins the row's denominator (m: the row's reference, l its sum of exp2(s - m), both exp2
+// domain; l = 0: no key seen): inv_l for O (0 without keys) and (m, l) to take the LSE from, as m + log2 l.
+__device__ __forceinline__ void sm90_sink_row(float sink2, float& m, float& l, float& inv_l) {
+  const float mn = l == 0.0f ? sink2 : fmaxf(m, sink2);
+  const float f = l == 0.0f ? 0.0f : tile::fast_exp2(m - mn);
+  const float lt = fmaf(l, f, tile::fast_exp2(sink2 - mn));
+  inv_l = l == 0.0f ? 0.0f : f / lt;
+  m = mn, l = lt;
+}
+
+}  // namespace flashtile::cuda
