@@ -59,7 +59,6 @@ layout(set = 0, binding = 9, std430) writeonly buffer BufDV { FT_ELEM dv_data[];
 #endif
 #define FT_LD4(buf, i) vec4(FT_LD2(buf, i), FT_LD2(buf, (i) + 2u))
 
-const float FT_LOG2E = 1.44269504088896340736;
 #define FT_POS_INF uintBitsToFloat(0x7f800000u)
 
 // Workspace: lse2 then Delta, each [B, Hq, Sq].
