@@ -148,6 +148,16 @@ uint ft_pack2(vec2 f) {
   return DTYPE == FT_DTYPE_BF16 ? (ft_float_to_bits(f.x) | (ft_float_to_bits(f.y) << 16)) : packHalf2x16(f);
 }
 
+// tanh to f32 precision on every driver (softcap): the builtin may be approximate (NVIDIA's to 2^-11), lose digits
+// to 1 - e^-2|x| near 0 (llvmpipe's) or give inf / inf for large arguments. Odd Taylor terms below |x| = 1/4 (the
+// next one is below 1e-8 relative there), the exponential form above (it loses under 2 bits there).
+float ft_tanh(float x) {
+  const float a = abs(x), x2 = x * x;
+  const float series = x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0)))));
+  const float e = exp2(-2.0 * FT_LOG2E * a), t = (1.0 - e) / (1.0 + e);
+  return a < 0.25 ? series : (x < 0.0 ? -t : t);
+}
+
 #if defined(FT_STORAGE_F32)
 #define FT_LOAD_SCALAR(buf, i) (buf[i])
 #elif defined(FT_STORAGE_16)
@@ -297,8 +307,6 @@ uvec2 ft_rows_key_range(uint first, uint last, uint kv_begin, uint kv_end) {
   const uint start = uint(clamp(ft_row_keys(first).x, int(kv_begin), int(stop)));
   return uvec2(kv_begin + (start - kv_begin) / BLOCK_N * BLOCK_N, stop);
 }
-// tanh, its argument clamped where it is +-1 in f32 already (some tanh implementations give inf / inf past that).
-float ft_tanh(float x) { return tanh(clamp(x, -10.0, 10.0)); }
 // The score of key `key` for row `row` from s = scale * log2(e) * q.k: softcap, then the ALiBi bias.
 float ft_variant_score(float s, uint row, uint key) {
   if (FT_SOFTCAP) s = ft_var.cap2 * ft_tanh(s * ft_var.inv_cap2);

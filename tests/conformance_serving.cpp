@@ -18,35 +18,6 @@ using namespace flashtile::testing;
 
 namespace {
 
-Tensor upload_floats(const Device& dev, DType dt, const Shape& s, const std::vector<float>& values) {
-  Tensor t = Tensor::empty(dev, dt, s);
-  std::vector<std::byte> img(t.extent_bytes());
-  for (std::size_t i = 0; i < values.size(); ++i) put(img.data(), dt, std::int64_t(i), values[i]);
-  t.upload(img.data(), img.size());
-  return t;
-}
-
-Tensor upload_ints(const Device& dev, const Shape& s, const std::vector<std::int32_t>& values) {
-  Tensor t = Tensor::empty(dev, DType::I32, s);
-  t.upload(values.data(), values.size() * sizeof(std::int32_t));
-  return t;
-}
-
-std::vector<float> download_all(const Tensor& t) {
-  std::vector<std::byte> img(t.extent_bytes());
-  t.download(img.data(), img.size());
-  std::vector<float> out(std::size_t(t.shape().numel()));
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = get(img.data(), t.dtype(), std::int64_t(i));
-  return out;
-}
-
-std::vector<float> random_values(std::mt19937_64& rng, DType dt, std::int64_t n) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = round_to(dt, normal(rng));
-  return v;
-}
-
 // The oracle for one sequence: the CPU reference's dense forward on f32 rows [S, H, D].
 struct Dense {
   std::vector<float> out, lse;

@@ -7,7 +7,9 @@
 #include "every_path.hpp"
 #include "test_config.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <string>
 
 using namespace flashtile;
@@ -19,11 +21,12 @@ struct Variant {
   std::int64_t window_left = -1, window_right = -1;
   float softcap = 0.0f;
   bool alibi = false, sinks = false;
+  bool alibi_per_batch = false;  // slopes [B, Hq] instead of [Hq]
   std::string name() const {
     std::string s;
     if (window_left >= 0 || window_right >= 0) s += " window " + std::to_string(window_left) + "," + std::to_string(window_right);
     if (softcap > 0) s += " softcap " + std::to_string(softcap);
-    if (alibi) s += " alibi";
+    if (alibi) s += alibi_per_batch ? " alibi[B,H]" : " alibi";
     if (sinks) s += " sinks";
     return s;
   }
@@ -34,6 +37,18 @@ std::vector<float> alibi_slopes(std::int64_t heads) {
   std::vector<float> s(static_cast<std::size_t>(heads));
   for (std::int64_t h = 0; h < heads; ++h) s[std::size_t(h)] = std::exp2(-8.0f * float(h + 1) / float(heads));
   return s;
+}
+
+// Slopes [Hq], or [B, Hq] (each batch's row a different multiple of the usual ones) for per-batch slopes.
+std::vector<float> alibi_slopes(const Variant& var, std::int64_t batch, std::int64_t heads) {
+  std::vector<float> s;
+  const std::vector<float> row = alibi_slopes(heads);
+  for (std::int64_t b = 0; b < (var.alibi_per_batch ? batch : 1); ++b)
+    for (float x : row) s.push_back(x * (1.0f + 0.5f * float(b)));
+  return s;
+}
+Shape slopes_shape(const Variant& var, std::int64_t batch, std::int64_t heads) {
+  return var.alibi_per_batch ? Shape{2, {batch, heads, 0, 0}} : Shape{1, {heads, 0, 0, 0}};
 }
 
 std::vector<float> sink_logits(std::int64_t heads, std::uint64_t seed) {
@@ -72,7 +87,7 @@ Direct direct(const cases::Case& c, const Variant& var, const std::vector<float>
             dot += double(q[std::size_t(((b * Sq + i) * Hq + h) * D + d)]) * k[std::size_t(((b * Sk + j) * Hkv + hk) * D + d)];
           double x = dot * scale;
           if (var.softcap > 0) x = var.softcap * std::tanh(x / var.softcap);
-          if (var.alibi) x -= double(slopes[std::size_t(h)]) * double(std::abs(diag - j));
+          if (var.alibi) x -= double(slopes[std::size_t((var.alibi_per_batch ? b * Hq : 0) + h)]) * double(std::abs(diag - j));
           w[std::size_t(j)] = x;
           seen[std::size_t(j)] = true;
           m = std::max(m, x);
@@ -100,21 +115,53 @@ Tensor f32_tensor(const Device& dev, const std::vector<float>& values, const Sha
   return t;
 }
 
-// Runs case c with variant var on one path of dev against the direct evaluation; returns the refusal or "".
-std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed) {
-  Problem p = make_problem(dev, c, seed);
-  const float scale = 1.0f / std::sqrt(float(c.head_dim));
-  const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, seed);
-  const Tensor ts = f32_tensor(dev, slopes, Shape{1, {c.heads_q, 0, 0, 0}});
-  const Tensor tk = f32_tensor(dev, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
+// Out and LSE against the oracle's: no NaN or inf where the oracle is finite, a row the oracle gives -inf LSE is -inf.
+void check_close(const std::vector<float>& out, const std::vector<float>& lse, const std::vector<float>& ref_out,
+                 const std::vector<float>& ref_lse, DType dtype) {
+  REQUIRE(out.size() == ref_out.size());
+  REQUIRE(lse.size() == ref_lse.size());
+  double num = 0, den = 0, lse_err = 0;
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    bad += !std::isfinite(out[i]);
+    num += (double(out[i]) - ref_out[i]) * (double(out[i]) - ref_out[i]);
+    den += double(ref_out[i]) * ref_out[i];
+  }
+  for (std::size_t i = 0; i < lse.size(); ++i) {
+    if (std::isinf(ref_lse[i])) {
+      bad += !(std::isinf(lse[i]) && lse[i] < 0);
+      continue;
+    }
+    lse_err = std::max(lse_err, std::abs(double(lse[i]) - ref_lse[i]) / std::max(1.0, std::abs(double(ref_lse[i]))));
+  }
+  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  INFO("rel_error ", rel, ", lse_error ", lse_err);
+  CHECK(bad == 0);
+  CHECK(rel <= cases::out_tolerance(dtype));
+  CHECK(lse_err <= cases::lse_tolerance(dtype));
+}
+
+// The call's Options for var, with the slope and sink tensors it points to.
+Options variant_options(const Variant& var, bool causal, Path path, const Tensor* slopes, const Tensor* sinks) {
   Options opt;
-  opt.causal = c.causal;
+  opt.causal = causal;
   opt.path = path;
   opt.window_left = var.window_left;
   opt.window_right = var.window_right;
   opt.softcap = var.softcap;
-  if (var.alibi) opt.alibi_slopes = &ts;
-  if (var.sinks) opt.sinks = &tk;
+  if (var.alibi) opt.alibi_slopes = slopes;
+  if (var.sinks) opt.sinks = sinks;
+  return opt;
+}
+
+// Runs case c with variant var on one path of dev against the direct evaluation; returns the refusal or "".
+std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed) {
+  Problem p = make_problem(dev, c, seed);
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  const std::vector<float> slopes = alibi_slopes(var, c.batch, c.heads_q), sinks = sink_logits(c.heads_q, seed);
+  const Tensor ts = f32_tensor(dev, slopes, slopes_shape(var, c.batch, c.heads_q));
+  const Tensor tk = f32_tensor(dev, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
+  const Options opt = variant_options(var, c.causal, path, &ts, &tk);
   try {
     attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
   } catch (const Error& e) {
@@ -123,26 +170,119 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
     return "";
   }
   const Direct ref = direct(c, var, p.qv, p.kv, p.vv, slopes, sinks, scale);
-  const std::vector<float> out = p.out.read(), lse = p.lse.read();
-  double num = 0, den = 0, lse_err = 0;
-  std::int64_t bad = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    bad += !std::isfinite(out[i]);
-    num += (double(out[i]) - ref.out[i]) * (double(out[i]) - ref.out[i]);
-    den += double(ref.out[i]) * ref.out[i];
+  check_close(p.out.read(), p.lse.read(), ref.out, ref.lse, c.dtype);
+  return "";
+}
+
+// A serving call with variants: a paged KV cache (no append; pages shuffled, NaN in every slot no sequence owns) or a
+// packed varlen batch, checked against the CPU reference's result for the same call.
+struct ServingCase {
+  bool paged;
+  std::vector<std::int32_t> lq, lk;  // per sequence: query rows (paged: lq[0] for all), keys (paged: cache lengths)
+  std::int64_t hq, hkv, d, page;
+  bool causal;
+  DType dtype;
+  Variant var;
+  std::string name() const {
+    std::string s = std::string(paged ? "paged page" + std::to_string(page) : "varlen") + " " + std::string(to_string(dtype)) +
+                    " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" + std::to_string(d) +
+                    (causal ? " causal" : "") + " lengths";
+    for (std::size_t i = 0; i < lk.size(); ++i) s += " " + std::to_string(lq[paged ? 0 : i]) + "x" + std::to_string(lk[i]);
+    return s + var.name();
   }
-  for (std::size_t i = 0; i < lse.size(); ++i) {
-    if (std::isinf(ref.lse[i])) {
-      bad += !(std::isinf(lse[i]) && lse[i] < 0);
-      continue;
+};
+
+struct ServingInputs {
+  std::int64_t B = 0, rows_q = 0, rows_k = 0, pages_per_seq = 0;  // rows_k: varlen total_k, paged num_pages * page
+  std::vector<float> q, k, v, slopes, sinks;
+  std::vector<std::int32_t> table, lens;  // paged: block_table, seqlens; varlen: cu_seqlens_q, cu_seqlens_k
+};
+
+ServingInputs serving_inputs(const ServingCase& c, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ServingInputs in;
+  in.B = std::int64_t(c.lk.size());
+  in.slopes = alibi_slopes(c.var, in.B, c.hq);
+  in.sinks = sink_logits(c.hq, seed);
+  const std::int64_t row = c.hkv * c.d;
+  if (c.paged) {
+    in.rows_q = in.B * c.lq[0];
+    in.pages_per_seq = 1;
+    for (auto len : c.lk) in.pages_per_seq = std::max<std::int64_t>(in.pages_per_seq, (len + c.page - 1) / c.page);
+    const std::int64_t P = in.B * in.pages_per_seq + 3;
+    in.rows_k = P * c.page;
+    std::vector<std::int32_t> perm(static_cast<std::size_t>(P));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    in.table.assign(perm.begin(), perm.begin() + in.B * in.pages_per_seq);
+    in.lens = c.lk;
+    in.k.assign(std::size_t(in.rows_k * row), std::numeric_limits<float>::quiet_NaN());
+    in.v = in.k;
+    for (std::int64_t b = 0; b < in.B; ++b)
+      for (std::int64_t j = 0; j < c.lk[std::size_t(b)]; ++j) {
+        const std::int64_t slot = (in.table[std::size_t(b * in.pages_per_seq + j / c.page)] * c.page + j % c.page) * row;
+        const std::vector<float> kr = random_values(rng, c.dtype, row), vr = random_values(rng, c.dtype, row);
+        std::copy(kr.begin(), kr.end(), in.k.begin() + slot);
+        std::copy(vr.begin(), vr.end(), in.v.begin() + slot);
+      }
+  } else {
+    in.table = {0};
+    in.lens = {0};
+    for (std::int64_t b = 0; b < in.B; ++b) {
+      in.table.push_back(in.table.back() + c.lq[std::size_t(b)]);
+      in.lens.push_back(in.lens.back() + c.lk[std::size_t(b)]);
     }
-    lse_err = std::max(lse_err, std::abs(double(lse[i]) - ref.lse[i]) / std::max(1.0, std::abs(double(ref.lse[i]))));
+    in.rows_q = std::max(1, in.table.back());
+    in.rows_k = std::max(1, in.lens.back());
+    in.k = random_values(rng, c.dtype, in.rows_k * row);
+    in.v = random_values(rng, c.dtype, in.rows_k * row);
   }
-  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  INFO("rel_error ", rel, ", lse_error ", lse_err);
-  CHECK(bad == 0);
-  CHECK(rel <= cases::out_tolerance(c.dtype));
-  CHECK(lse_err <= cases::lse_tolerance(c.dtype));
+  in.q = random_values(rng, c.dtype, in.rows_q * c.hq * c.d);
+  return in;
+}
+
+// Runs the serving call on one path of dev; returns the refusal or "" with out and lse read back.
+std::string run_serving(const Device& dev, Path path, const ServingCase& c, const ServingInputs& in,
+                        std::vector<float>& out, std::vector<float>& lse) {
+  const Tensor ts = f32_tensor(dev, in.slopes, slopes_shape(c.var, in.B, c.hq));
+  const Tensor tk = f32_tensor(dev, in.sinks, Shape{1, {c.hq, 0, 0, 0}});
+  const Options opt = variant_options(c.var, c.causal, path, &ts, &tk);
+  const Shape q_shape = c.paged ? Shape::of(in.B, c.lq[0], c.hq, c.d) : Shape{3, {in.rows_q, c.hq, c.d, 0}};
+  const Shape kv_shape = c.paged ? Shape::of(in.rows_k / c.page, c.page, c.hkv, c.d) : Shape{3, {in.rows_k, c.hkv, c.d, 0}};
+  const Tensor q = upload_floats(dev, c.dtype, q_shape, in.q);
+  const Tensor k = upload_floats(dev, c.dtype, kv_shape, in.k), v = upload_floats(dev, c.dtype, kv_shape, in.v);
+  DevTensor o = contiguous(dev, c.dtype, q_shape);
+  DevTensor l = contiguous(dev, DType::F32, c.paged ? Shape::of(in.B, c.hq, c.lq[0]) : Shape{2, {c.hq, in.rows_q, 0, 0}});
+  poison(o);
+  poison(l);
+  try {
+    if (c.paged) {
+      const PagedKv cache{k, v, upload_ints(dev, Shape{2, {in.B, in.pages_per_seq, 0, 0}}, in.table),
+                          upload_ints(dev, Shape{1, {in.B, 0, 0, 0}}, in.lens)};
+      attention_with_kvcache(q, cache, o.view, &l.view, nullptr, nullptr, opt);
+    } else {
+      const Varlen lens{upload_ints(dev, Shape{1, {in.B + 1, 0, 0, 0}}, in.table),
+                        upload_ints(dev, Shape{1, {in.B + 1, 0, 0, 0}}, in.lens),
+                        *std::max_element(c.lq.begin(), c.lq.end()), *std::max_element(c.lk.begin(), c.lk.end())};
+      attention_varlen(q, k, v, o.view, &l.view, lens, opt);
+    }
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unsupported) return e.what();
+    FAIL_CHECK("the serving call threw: ", std::string(e.what()));
+    return "";
+  }
+  out = o.read();
+  lse = l.read();
+  return "";
+}
+
+std::string check_serving_variant(const Device& dev, Path path, const ServingCase& c, std::uint64_t seed) {
+  const ServingInputs in = serving_inputs(c, seed);
+  std::vector<float> out, lse, ref_out, ref_lse;
+  if (std::string refusal = run_serving(dev, path, c, in, out, lse); !refusal.empty() || out.empty()) return refusal;
+  const Device cpu = Device::open(Backend::Cpu);
+  REQUIRE(run_serving(cpu, Path::CpuReference, c, in, ref_out, ref_lse).empty());
+  check_close(out, lse, ref_out, ref_lse, c.dtype);
   return "";
 }
 
@@ -184,6 +324,50 @@ TEST_CASE("conformance variants: named models") {
       {cases::Case{2, 31, 200, 8, 8, 64, true, DType::F16}, {-1, -1, 0, true, false}},        // BLOOM
   };
   check_variant_list(list, "models", config().seed + 51000);
+}
+
+// What the kernels' block skipping and epilogues must get right: windows that leave whole key tiles out on either
+// side (narrow bands, long caches), rows whose window holds no key (with and without a sink: 0 and -inf, or 0 and the
+// sink), split-KV (few rows over many keys; llvmpipe splits past 2048 keys) with the sink joining once, per-batch
+// slopes, and softcap far below and far above the scores.
+TEST_CASE("conformance variants: skipped key tiles, empty windows, split-KV, per-batch slopes, softcap extremes") {
+  Variant all{3, 2, 1.5f, true, true};
+  all.alibi_per_batch = true;
+  Variant per_batch{-1, -1, 0, true, false};
+  per_batch.alibi_per_batch = true;
+  const std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{1, 1, 3000, 2, 1, 64, false, DType::BF16}, {512, 0, 0, false, true}},
+      {cases::Case{1, 3, 2600, 2, 2, 64, true, DType::F16}, {100, -1, 0, true, true}},
+      {cases::Case{1, 2, 900, 4, 1, 128, false, DType::F16}, {-1, -1, 20, false, true}},
+      {cases::Case{1, 200, 200, 2, 1, 64, false, DType::F16}, {8, 8, 0, false, false}},
+      {cases::Case{1, 300, 300, 2, 1, 128, false, DType::BF16}, {40, 100, 0, false, false}},
+      {cases::Case{1, 40, 10, 2, 1, 64, false, DType::F16}, {2, 0, 0, false, true}},
+      {cases::Case{1, 40, 10, 2, 1, 64, true, DType::F16}, {0, 0, 0, false, false}},
+      {cases::Case{2, 33, 65, 4, 2, 64, false, DType::F32}, {-1, -1, 1e4f, false, false}},
+      {cases::Case{2, 33, 65, 4, 2, 64, true, DType::BF16}, {-1, -1, 0.5f, false, false}},
+      {cases::Case{3, 17, 40, 4, 4, 64, true, DType::F16}, per_batch},
+      {cases::Case{2, 20, 30, 4, 2, 64, false, DType::F16}, all},
+  };
+  check_variant_list(list, "kernels", config().seed + 53000);
+}
+
+// The serving layouts with variants: decode over a paged cache (a sequence without keys), GQA, per-batch slopes.
+TEST_CASE("conformance variants: paged KV cache and varlen batches") {
+  Variant cap_alibi{-1, -1, 30, true, false};
+  cap_alibi.alibi_per_batch = true;
+  Variant window_all{16, 0, 0, true, true};
+  window_all.alibi_per_batch = true;
+  const std::vector<ServingCase> list = {
+      {true, {1}, {0, 17, 300}, 4, 1, 64, 16, true, DType::F16, {64, 0, 0, false, true}},
+      {true, {4}, {33, 257}, 8, 2, 128, 32, true, DType::BF16, cap_alibi},
+      {false, {5, 0, 64, 33}, {70, 9, 0, 33}, 8, 2, 128, 0, true, DType::BF16, window_all},
+      {false, {100, 7}, {30, 200}, 2, 2, 64, 0, false, DType::F16, {10, 10, 5, false, false}},
+  };
+  const std::uint64_t seed = config().seed + 54000;
+  run_on_every_path(
+      list.size(), "variants (serving)", "implements these variants yet", seed,
+      [&](std::size_t i) { return list[i].name(); },
+      [&](const Device& dev, Path path, std::size_t i) { return check_serving_variant(dev, path, list[i], seed + i); });
 }
 
 // The backward of window, softcap and ALiBi on the CPU reference against central differences of its forward.

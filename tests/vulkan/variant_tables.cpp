@@ -338,6 +338,7 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_common.glsl", "HEAD_GROUP", kSpecHeadGroup},
       {"attn_common.glsl", "LAYOUT", kSpecLayout},
       {"attn_common.glsl", "PAGE_SIZE", kSpecPageSize},
+      {"attn_common.glsl", "VARIANTS", kSpecVariants},
       {"attn_portable_tile.comp", "S_TM", kSpecTileSTm},
       {"attn_portable_tile.comp", "S_TN", kSpecTileSTn},
       {"attn_portable_tile.comp", "O_TM", kSpecTileOTm},
