@@ -9,6 +9,8 @@
 //                      only handles f16 may #define FT_T16 float16_t and FT_T16_FLOAT16, after enabling
 //                      GL_EXT_shader_explicit_arithmetic_types_float16, to coopMatLoad straight from the buffer)
 //   FT_NO_WG_LAYOUT    do not declare `layout(local_size_x_id = 5) in;` here (the shader declares its own)
+//   FT_VARIANT_ABI     with FT_OWN_ABI: still declare the variants' values and slopes (bindings 10, 11) and their
+//                      functions (the backward's shader binds them there too)
 //   FT_OWN_ABI         declare no push constants, buffers or functions that use them (the backward's shader has
 //                      its own: it keeps the specialization constants, storage types and conversions)
 //   FT_APPEND_PASS     the paged-KV append (attn_kv_append.comp): K and V writable, k_new and v_new bound (8, 9)
@@ -114,15 +116,6 @@ layout(set = 0, binding = 7, std430) readonly buffer BufLens { int lens_data[]; 
 layout(set = 0, binding = 8, std430) readonly buffer BufKNew { FT_ELEM k_new_data[]; };
 layout(set = 0, binding = 9, std430) readonly buffer BufVNew { FT_ELEM v_new_data[]; };
 #endif
-// Attention variants (dummy buffers for plain calls): the call's values (VariantParams), the f32 slopes and sinks.
-layout(set = 0, binding = 10, std430) readonly buffer BufVariant {
-  int window_left, window_right;  // -1 unbounded
-  float softcap_log2;             // softcap * log2(e)
-  uint alibi_off, alibi_sb;       // slopes: element offset, per-batch stride (0: [Hq])
-  uint sinks_off;
-} vp;
-layout(set = 0, binding = 11, std430) readonly buffer BufAlibi { float alibi_data[]; };
-layout(set = 0, binding = 12, std430) readonly buffer BufSinks { float sinks_data[]; };
 #endif  // FT_OWN_ABI
 
 // ---- dtype conversion helpers ------------------------------------------------------------------------------------
@@ -169,6 +162,65 @@ float ft_tanh(float x) {
 #define ft_raw16(x) uint(x)
 #endif
 #define FT_LOAD_SCALAR(buf, i) ft_bits_to_float(ft_raw16(buf[i]))
+#endif
+
+// ---- Attention variants (VARIANTS; each branch below folds away for pipelines without its bit) -----------------------
+// Shared with the backward (FT_VARIANT_ABI: it binds the values and slopes at the same bindings). Scores are in the
+// log2 domain (scale * log2(e) * q.k), so softcap c becomes c * log2(e) there (c tanh(x / c) scales with its
+// argument), and slopes and sinks are multiplied by log2(e) once. ft_variants_init(b, h) caches the workgroup's values.
+#if !defined(FT_OWN_ABI) || defined(FT_VARIANT_ABI)
+layout(set = 0, binding = 10, std430) readonly buffer BufVariant {  // VariantParams; a dummy buffer for plain calls
+  int window_left, window_right;  // -1 unbounded
+  float softcap_log2;             // softcap * log2(e)
+  uint alibi_off, alibi_sb;       // slopes: element offset, per-batch stride (0: [Hq])
+  uint sinks_off;
+} vp;
+layout(set = 0, binding = 11, std430) readonly buffer BufAlibi { float alibi_data[]; };  // f32 [Hq] or [B, Hq]
+#ifndef FT_OWN_ABI
+layout(set = 0, binding = 12, std430) readonly buffer BufSinks { float sinks_data[]; };  // f32 [Hq]
+#endif
+struct FtVar {
+  int wl, wr;            // window bounds, -1 unbounded
+  float cap2, inv_cap2;  // softcap in the log2 domain and its inverse
+  float slope2, sink2;   // this (batch, head)'s ALiBi slope and sink, log2 domain
+};
+FtVar ft_var;
+void ft_variants_init(uint b, uint h) {
+  if (FT_WINDOW) {
+    ft_var.wl = vp.window_left;
+    ft_var.wr = vp.window_right;
+  }
+  if (FT_SOFTCAP) {
+    ft_var.cap2 = vp.softcap_log2;
+    ft_var.inv_cap2 = 1.0 / vp.softcap_log2;
+  }
+  if (FT_ALIBI) ft_var.slope2 = alibi_data[vp.alibi_off + b * vp.alibi_sb + h] * FT_LOG2E;
+#ifndef FT_OWN_ABI
+  if (FT_SINKS) ft_var.sink2 = sinks_data[vp.sinks_off + h] * FT_LOG2E;
+#endif
+}
+// The keys [x, y) that a row with diagonal diag = i + Sk - Sq sees of sk keys: causal and window bounds (y <= x: none).
+ivec2 ft_keys_of(int diag, int sk) {
+  int lo = 0, hi = sk;
+  if (CAUSAL != 0u) hi = min(hi, diag + 1);
+  if (FT_WINDOW) {
+    if (ft_var.wr >= 0) hi = min(hi, diag + ft_var.wr + 1);
+    if (ft_var.wl >= 0) lo = max(lo, diag - ft_var.wl);
+  }
+  return ivec2(lo, hi);
+}
+// The score of a key at signed distance dist = i + Sk - Sq - j from s = scale * log2(e) * q.k: softcap, then ALiBi;
+// dcap: d(score) / d(s), softcap's 1 - tanh^2 (the backward's; the forward's compiler drops it).
+float ft_score_at(float s, int dist, out float dcap) {
+  dcap = 1.0;
+  if (FT_SOFTCAP) {
+    const float t = ft_tanh(s * ft_var.inv_cap2);
+    s = ft_var.cap2 * t;
+    dcap = 1.0 - t * t;
+  }
+  if (FT_ALIBI) s -= ft_var.slope2 * abs(float(dist));
+  return s;
+}
 #endif
 
 #ifndef FT_OWN_ABI
@@ -264,40 +316,10 @@ uint ft_lse_index(uint b, uint h, uint row) {
   return pc.lse_off + (b * pc.Hq + h) * pc.Sq + row;
 }
 
-// ---- Attention variants (VARIANTS; each branch below folds away for pipelines without its bit) -----------------------
-// Scores are in the log2 domain (scale * log2(e) * q.k), so softcap c becomes c * log2(e) there (c tanh(x / c) scales
-// with its argument), and slopes and sinks are multiplied by log2(e) once. ft_variants_init(b, h) caches the
-// workgroup's values after ft_seq_init(b).
-struct FtVar {
-  int wl, wr;            // window bounds, -1 unbounded
-  float cap2, inv_cap2;  // softcap in the log2 domain and its inverse
-  float slope2, sink2;   // this (batch, head)'s ALiBi slope and sink, log2 domain
-};
-FtVar ft_var;
-void ft_variants_init(uint b, uint h) {
-  if (FT_WINDOW) {
-    ft_var.wl = vp.window_left;
-    ft_var.wr = vp.window_right;
-  }
-  if (FT_SOFTCAP) {
-    ft_var.cap2 = vp.softcap_log2;
-    ft_var.inv_cap2 = 1.0 / vp.softcap_log2;
-  }
-  if (FT_ALIBI) ft_var.slope2 = alibi_data[vp.alibi_off + b * vp.alibi_sb + h] * FT_LOG2E;
-  if (FT_SINKS) ft_var.sink2 = sinks_data[vp.sinks_off + h] * FT_LOG2E;
-}
-// The keys [x, y) of the sequence that row `row` may see: causal and window bounds about its diagonal i + Sk - Sq
-// (y <= x: none). Both bounds grow with the row, so a run of rows sees [x of its first, y of its last).
-ivec2 ft_row_keys(uint row) {
-  const int diag = int(row) + int(ft_sk()) - int(ft_sq());
-  int lo = 0, hi = int(ft_sk());
-  if (CAUSAL != 0u) hi = min(hi, diag + 1);
-  if (FT_WINDOW) {
-    if (ft_var.wr >= 0) hi = min(hi, diag + ft_var.wr + 1);
-    if (ft_var.wl >= 0) lo = max(lo, diag - ft_var.wl);
-  }
-  return ivec2(lo, hi);
-}
+// ---- Attention variants, the forward's (the shared part is above) ---------------------------------------------------
+// The keys [x, y) of the sequence that row `row` may see (ft_keys_of). Both bounds grow with the row, so a run of rows
+// sees [x of its first, y of its last).
+ivec2 ft_row_keys(uint row) { return ft_keys_of(int(row) + int(ft_sk()) - int(ft_sq()), int(ft_sk())); }
 // The keys within [kv_begin, kv_end) that rows first..last (valid rows) visit: key tiles wholly outside every row's
 // window are never loaded. The start stays on the split's BLOCK_N grid (aligned loads).
 uvec2 ft_rows_key_range(uint first, uint last, uint kv_begin, uint kv_end) {
@@ -307,11 +329,9 @@ uvec2 ft_rows_key_range(uint first, uint last, uint kv_begin, uint kv_end) {
   const uint start = uint(clamp(ft_row_keys(first).x, int(kv_begin), int(stop)));
   return uvec2(kv_begin + (start - kv_begin) / BLOCK_N * BLOCK_N, stop);
 }
-// The score of key `key` for row `row` from s = scale * log2(e) * q.k: softcap, then the ALiBi bias.
 float ft_variant_score(float s, uint row, uint key) {
-  if (FT_SOFTCAP) s = ft_var.cap2 * ft_tanh(s * ft_var.inv_cap2);
-  if (FT_ALIBI) s -= ft_var.slope2 * abs(float(int(row) + int(ft_sk()) - int(ft_sq()) - int(key)));
-  return s;
+  float dcap;
+  return ft_score_at(s, int(row) + int(ft_sk()) - int(ft_sq()) - int(key), dcap);
 }
 // A row's epilogue from its max m and sum l (log2 domain), with the sink joining the denominator where with_sink (a
 // split-KV partial leaves it to the reduce, which adds it once): the factor that normalizes the row's accumulator,

@@ -146,8 +146,9 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
 VariantSupport variant_support(Path path, bool backward) {
   switch (path) {
     case Path::CpuReference: return {true, true, true, !backward};  // no dsinks output yet
-    // The tiled portable shader (attn_portable.comp, attn_common.glsl's variant functions); its other forms refuse.
-    case Path::VulkanPortable: return backward ? VariantSupport{} : VariantSupport{true, true, true, true};
+    // The tiled portable shader (attn_portable.comp, attn_common.glsl's variant functions; its other forms refuse) and
+    // the portable backward (attn_bwd_portable.comp).
+    case Path::VulkanPortable: return {true, true, true, !backward};  // no dsinks output yet
     default: return {};
   }
 }

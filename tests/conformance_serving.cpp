@@ -171,7 +171,7 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
 template <class Case, class Check>
 void run_serving(const std::vector<Case>& list, const char* what, std::uint64_t seed, Check check) {
   run_on_every_path(
-      list.size(), (std::string("serving conformance (") + what + ")").c_str(), "kernel on this path", seed,
+      list.size(), (std::string("serving conformance (") + what + ")").c_str(), {"kernel on this path"}, seed,
       [&](std::size_t i) { return list[i].name(); },
       [&](const Device& dev, Path path, std::size_t i) { return check(dev, path, list[i], seed + i); });
 }

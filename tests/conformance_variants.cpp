@@ -5,12 +5,14 @@
 
 #include "common.hpp"
 #include "every_path.hpp"
+#include "reference.hpp"
 #include "test_config.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 using namespace flashtile;
 using namespace flashtile::testing;
@@ -288,7 +290,7 @@ std::string check_serving_variant(const Device& dev, Path path, const ServingCas
 
 void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list, const char* what, std::uint64_t seed) {
   run_on_every_path(
-      list.size(), (std::string("variants (") + what + ")").c_str(), "implements these variants yet", seed,
+      list.size(), (std::string("variants (") + what + ")").c_str(), {"implements these variants yet"}, seed,
       [&](std::size_t i) { return list[i].first.name() + list[i].second.name(); },
       [&](const Device& dev, Path path, std::size_t i) {
         return check_variant(dev, path, list[i].first, list[i].second, seed + i);
@@ -365,9 +367,89 @@ TEST_CASE("conformance variants: paged KV cache and varlen batches") {
   };
   const std::uint64_t seed = config().seed + 54000;
   run_on_every_path(
-      list.size(), "variants (serving)", "implements these variants yet", seed,
+      list.size(), "variants (serving)", {"implements these variants yet"}, seed,
       [&](std::size_t i) { return list[i].name(); },
       [&](const Device& dev, Path path, std::size_t i) { return check_serving_variant(dev, path, list[i], seed + i); });
+}
+
+// The backward with variants on one path against the CPU reference backward, from the CPU forward's out and lse
+// (out rounded to the dtype, as a forward stores it); returns the refusal or "".
+std::string check_variant_backward(const Device& dev, Path path, const cases::Case& c, const Variant& var,
+                                   std::uint64_t seed) {
+  const Device cpu = Device::open(Backend::Cpu);
+  const std::vector<float> slopes = alibi_slopes(var, c.batch, c.heads_q), sinks = sink_logits(c.heads_q, seed);
+  const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim), ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
+  const Shape ls = Shape::of(c.batch, c.heads_q, c.seqlen_q);
+  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
+  const std::vector<float> dov = random_values(rng, c.dtype, qs.numel());
+  struct Grads {
+    std::vector<float> dq, dk, dv;
+  };
+  std::vector<float> outv, lsev;
+  // The forward (CPU only), or the backward on device d and path p from the CPU forward's out and lse.
+  auto run = [&](const Device& d, Path p, Grads* g) -> std::string {
+    Problem pr = make_problem(d, c, seed);
+    const Tensor ts = f32_tensor(d, slopes, slopes_shape(var, c.batch, c.heads_q));
+    const Tensor tk = f32_tensor(d, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
+    const Options opt = variant_options(var, c.causal, p, &ts, &tk);
+    if (!g) {
+      attention_forward(pr.q.view, pr.k.view, pr.v.view, pr.out.view, &pr.lse.view, opt);
+      outv = pr.out.read();
+      lsev = pr.lse.read();
+      return "";
+    }
+    const Tensor out = upload_floats(d, c.dtype, qs, outv), lse = upload_floats(d, DType::F32, ls, lsev);
+    const Tensor dout = upload_floats(d, c.dtype, qs, dov);
+    DevTensor dq = contiguous(d, c.dtype, qs), dk = contiguous(d, c.dtype, ks), dv = contiguous(d, c.dtype, ks);
+    for (const DevTensor* t : {&dq, &dk, &dv}) poison(*t);
+    try {
+      attention_backward(pr.q.view, pr.k.view, pr.v.view, out, lse, dout, dq.view, dk.view, dv.view, opt);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::Unsupported) return e.what();
+      FAIL_CHECK("attention_backward threw: ", std::string(e.what()));
+      return "threw";
+    }
+    *g = {dq.read(), dk.read(), dv.read()};
+    return "";
+  };
+  Grads ref, got;
+  run(cpu, Path::CpuReference, nullptr);
+  if (std::string refusal = run(dev, path, &got); !refusal.empty()) return refusal;
+  const std::string cpu_refusal = run(cpu, Path::CpuReference, &ref);
+  REQUIRE_MESSAGE(cpu_refusal.empty(), "ran a backward the CPU reference refuses: ", cpu_refusal);
+  for (auto [g, r, name] : {std::tuple{&got.dq, &ref.dq, "dq"}, {&got.dk, &ref.dk, "dk"}, {&got.dv, &ref.dv, "dv"}}) {
+    std::int64_t non_finite = 0;
+    for (float x : *g) non_finite += !std::isfinite(x);
+    const double rel = cases::rel_l2_error(*g, *r);
+    INFO(name, " rel_error ", rel);
+    CHECK(non_finite == 0);
+    CHECK(rel <= cases::grad_tolerance(c.dtype));
+  }
+  return "";
+}
+
+// The backward's variants on every backward path: windows that skip blocks of keys (dQ) and of rows (dK/dV) on both
+// sides, rows whose window holds no key, softcap, ALiBi (per batch too), GQA, Sq != Sk both ways. Sinks have no
+// backward yet (no dsinks output): every path refuses them with the reason.
+TEST_CASE("conformance variants: the backward on every path") {
+  Variant all{3, 2, 1.5f, true, false};
+  all.alibi_per_batch = true;
+  const std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{1, 70, 33, 4, 2, 64, true, DType::F16}, {5, 0, 0, false, false}},
+      {cases::Case{1, 40, 300, 2, 1, 64, false, DType::BF16}, {16, 8, 0, false, false}},
+      {cases::Case{1, 300, 260, 2, 1, 64, false, DType::F16}, {20, 20, 30, true, false}},
+      {cases::Case{2, 33, 65, 4, 2, 64, false, DType::F16}, {-1, -1, 5, false, false}},
+      {cases::Case{1, 17, 70, 4, 4, 128, true, DType::BF16}, {-1, -1, 0, true, false}},
+      {cases::Case{2, 20, 30, 4, 2, 64, false, DType::F32}, all},
+      {cases::Case{1, 20, 30, 2, 1, 64, true, DType::F32}, {4, 0, 0, false, true}},
+  };
+  const std::uint64_t seed = config().seed + 55000;
+  run_on_every_path(
+      list.size(), "variants (backward)", {"implements these variants yet", "no backward kernel"}, seed,
+      [&](std::size_t i) { return list[i].first.name() + list[i].second.name(); },
+      [&](const Device& dev, Path path, std::size_t i) {
+        return check_variant_backward(dev, path, list[i].first, list[i].second, seed + i);
+      });
 }
 
 // The backward of window, softcap and ALiBi on the CPU reference against central differences of its forward.

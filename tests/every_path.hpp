@@ -5,16 +5,20 @@
 
 #include "test_config.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace flashtile::testing {
 
 // check(dev, path, i) runs item i on one path and returns "" (ran and was checked) or the refusal's reason. A refusal
-// containing `absent` means the path lacks that item's feature: the item is reported as skipped (a path that refuses
-// every item so is skipped whole); any other refusal fails. name(i) labels item i in messages.
+// containing one of `absent` means the path lacks that item's feature: the item is reported as skipped (a path that
+// refuses every item so is skipped whole); any other refusal fails. name(i) labels item i in messages.
 template <class Name, class Check>
-void run_on_every_path(std::size_t n, const char* what, const char* absent, std::uint64_t seed, Name name, Check check) {
+void run_on_every_path(std::size_t n, const char* what, std::initializer_list<std::string_view> absent,
+                       std::uint64_t seed, Name name, Check check) {
   const auto devices = selected_devices();
   REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
   for (const Device& dev : devices)
@@ -27,7 +31,8 @@ void run_on_every_path(std::size_t n, const char* what, const char* absent, std:
         const std::string refusal = check(dev, path, i);
         if (refusal.empty()) {
           ++ran;
-        } else if (refusal.find(absent) != std::string::npos) {
+        } else if (std::any_of(absent.begin(), absent.end(),
+                               [&](std::string_view a) { return refusal.find(a) != std::string::npos; })) {
           ++lacking;
           none = refusal;
         } else {

@@ -373,8 +373,10 @@ class VulkanDevice final : public detail::DeviceImpl {
     VkBuffer ws = a.has_workspace ? reinterpret_cast<VkBuffer>(a.workspace.buf.handle) : ensure_scratch(c.workspace_bytes);
     const auto ws_off = static_cast<std::uint32_t>(a.has_workspace ? a.workspace.buf.offset / 4 : 0);
     auto vb = [](const detail::TensorArg& t) { return reinterpret_cast<VkBuffer>(t.buf.handle); };
-    const VkBuffer bufs[kBwdBindingCount] = {vb(f.q),  vb(f.k),  vb(f.v),  vb(f.o),  vb(a.dout),
-                                             vb(f.lse), ws,       vb(a.dq), vb(a.dk), vb(a.dv)};
+    const std::uint32_t bits = variant_bits(f);
+    const VkBuffer bufs[kBwdBindingCount] = {vb(f.q),   vb(f.k), vb(f.v),  vb(f.o),  vb(a.dout),
+                                             vb(f.lse), ws,      vb(a.dq), vb(a.dk), vb(a.dv),
+                                             bits ? variant_params_ : dummy_, f.has_alibi ? vb(f.alibi_slopes) : dummy_};
     VkPipeline pipes[std::size(kBwdPasses)];
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
       PipelineKey k;
@@ -388,12 +390,14 @@ class VulkanDevice final : public detail::DeviceImpl {
       k.wg_size = bwd_wg(kBwdPasses[i], c.tile);
       k.subgroup_size = caps_.subgroup_size;
       k.backward = true;
+      if (bits && kBwdPasses[i] != BwdPass::Preprocess) k.extra_spec.push_back({kSpecVariants, bits});
       pipes[i] = pipeline(k);
     }
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(f.vk_command_buffer) : begin();
     // flashtile's scratch may still be in use by an earlier recorded call: order after it (WAR/WAW).
     if (external && !a.has_workspace)
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+    if (bits) record_variant_params(cb, f);
     bind_descriptors(cb, bwd_layout_, bufs);
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
       const BwdPass pass = kBwdPasses[i];
