@@ -109,7 +109,8 @@ void compute_scores(uint n0) {
   }
   [[unroll]] for (uint i = 0u; i < RM; ++i) {
     uint r = rg + i * (BLOCK_M / RM), row = g_m0 + r;
-    const ivec2 keys = CAUSAL != 0u || FT_WINDOW ? ft_row_keys(row) : ivec2(0, int(g_kv_end));
+    // Plain calls keep their masks' arithmetic exactly (ft_causal_limit, or kv_end alone).
+    const ivec2 keys = FT_WINDOW ? ft_row_keys(row) : ivec2(0, CAUSAL != 0u ? ft_causal_limit(row) : int(g_kv_end));
     const int limit = min(keys.y, int(g_kv_end));
     [[unroll]] for (uint j = 0u; j < RN; ++j) {
       uint n = kg + j * KG;

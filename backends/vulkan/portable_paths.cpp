@@ -263,7 +263,7 @@ std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::
   // Worded like detail::variants_why_not, so that callers (and tests) read it as "no kernel for these variants".
   if (a.has_variant() && !v.variants)
     return "options (window, softcap, alibi_slopes, sinks): no kernel of " + v.kernel +
-           " implements these variants yet (the tiled portable shader does)";
+           " implements these variants yet (another shader form of this path does)";
   if (std::find(v.dtypes.begin(), v.dtypes.end(), a.dtype) == v.dtypes.end())
     return "dtype " + std::string(to_string(a.dtype)) + " not supported";
   if (std::find(v.head_dims.begin(), v.head_dims.end(), static_cast<std::uint32_t>(a.head_dim)) == v.head_dims.end())
