@@ -70,6 +70,7 @@ struct Row {
   std::uint64_t workspace_bytes = 0;  // the backward's scratch (Result::workspace_bytes); 0 for the forward
   std::string timer;    // "cuda_events", "vk_timestamps" or "host_clock"
   int iters = 0, sets = 0;
+  std::string variants;  // the attention variants of every call (Args::variants_name), "" for plain attention
   std::string status;   // "ok", "skipped" (the path refused the case), "error"
   std::string note;     // the refusal reason or error message
 };
@@ -88,6 +89,23 @@ struct Args {
   int causal = -1;                       // -1 both
   bool grid = true, quick = false, lse = false, check = true;
   bool reduced = false;  // Options::allow_reduced_precision_accumulation
+  // Attention variants on every call (Options): a window, softcap, ALiBi's usual slopes, a sink per head.
+  std::int64_t window_left = -1, window_right = -1;
+  float softcap = 0.0f;
+  bool alibi = false, sinks = false;
+  std::string variants_name() const {
+    std::string s;
+    if (window_left >= 0 || window_right >= 0)
+      s += " window " + std::to_string(window_left) + "," + std::to_string(window_right);
+    if (softcap > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " softcap %g", double(softcap));
+      s += buf;
+    }
+    if (alibi) s += " alibi";
+    if (sinks) s += " sinks";
+    return s.empty() ? s : s.substr(1);
+  }
   std::vector<Pass> passes{Pass::Fwd};  // --backward, --fwd-bwd replace the forward
   std::vector<cases::Case> shapes;
   int warmup = 5, iters = 30, sets = 0;  // sets 0: automatic
@@ -116,6 +134,8 @@ void usage(std::FILE* f, const char* prog) {
       "  --lse                 also write the LSE;  --no-check  skip the NaN check of the last output\n"
       "  --reduced-precision   allow reduced-precision accumulation (Options::allow_reduced_precision_accumulation;\n"
       "                        kernels that use it end in _o16)\n"
+      "  --window L,R  --softcap X  --alibi  --sinks   attention variants on every call (-1: unbounded side; ALiBi's\n"
+      "                        usual slopes 2^(-8 (h+1) / Hq); sinks 0.5 a head); TFLOP/s still counts full attention\n"
       "  --backward            time attention_backward instead of the forward: dout random, out and lse from an\n"
       "                        untimed forward of each input set, the workspace (plan_attention_backward's\n"
       "                        workspace_bytes, in the table and files) allocated once; TFLOP/s counts 2.5x the\n"
@@ -197,6 +217,24 @@ Args parse_args(int argc, char** argv) {
       a.lse = true;
     } else if (o == "--no-check") {
       a.check = false;
+    } else if (o == "--window") {
+      const auto f = split(value(i), ',');
+      if (f.size() != 2) throw Error(ErrorCode::InvalidArgument, "--window: expected L,R (-1 unbounded)");
+      a.window_left = parse_int(f[0], "--window L");
+      a.window_right = parse_int(f[1], "--window R");
+    } else if (o == "--softcap") {
+      const std::string x = value(i);
+      std::size_t used = 0;
+      try {
+        a.softcap = std::stof(x, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != x.size() || x.empty()) throw Error(ErrorCode::InvalidArgument, "--softcap: not a number: '" + x + "'");
+    } else if (o == "--alibi") {
+      a.alibi = true;
+    } else if (o == "--sinks") {
+      a.sinks = true;
     } else if (o == "--reduced-precision") {
       a.reduced = true;
     } else if (o == "--backward" || o == "--fwd-bwd") {
@@ -457,6 +495,7 @@ void print_header() {
 
 void print_row(const Row& r) {
   std::string tail = r.status == "ok" ? r.kernel : r.status + ": " + r.note;
+  if (!r.variants.empty()) tail = "[" + r.variants + "] " + tail;
   if (r.pass != "fwd")
     tail = r.pass + ": " + tail +
            (r.status == "ok" ? ", workspace " + std::to_string(r.workspace_bytes) + " bytes" : std::string());
@@ -521,7 +560,26 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, Pass pass, cons
   opt.path = path;
   opt.cuda_stream = timer.stream();
   opt.allow_reduced_precision_accumulation = a.reduced;
+  opt.window_left = a.window_left;
+  opt.window_right = a.window_right;
+  opt.softcap = a.softcap;
+  r.variants = a.variants_name();
+  Tensor slopes, sinks;
   try {
+    std::vector<float> per_head(static_cast<std::size_t>(c.heads_q));
+    if (a.alibi) {
+      for (std::size_t h = 0; h < per_head.size(); ++h)
+        per_head[h] = std::exp2(-8.0f * float(h + 1) / float(per_head.size()));
+      slopes = Tensor::empty(dev, DType::F32, Shape{1, {c.heads_q, 0, 0, 0}});
+      slopes.upload(per_head.data(), per_head.size() * 4);
+      opt.alibi_slopes = &slopes;
+    }
+    if (a.sinks) {
+      std::fill(per_head.begin(), per_head.end(), 0.5f);
+      sinks = Tensor::empty(dev, DType::F32, Shape{1, {c.heads_q, 0, 0, 0}});
+      sinks.upload(per_head.data(), per_head.size() * 4);
+      opt.sinks = &sinks;
+    }
     std::vector<InputSet> in;
     in.reserve(static_cast<std::size_t>(sets));
     std::uint64_t salt = 1;
@@ -656,14 +714,15 @@ Row run_case(const Device& dev, Path path, const cases::Case& c, Pass pass, cons
 std::string rows_to_csv(const std::vector<Row>& rows) {
   std::string out =
       "device,backend,path,kernel,dtype,batch,seqlen_q,seqlen_k,heads_q,heads_kv,head_dim,causal,ms,ms_min,tflops,"
-      "timer,iters,sets,status,note,pass,workspace_bytes\n";
+      "timer,iters,sets,status,note,pass,workspace_bytes,variants\n";
   for (const Row& r : rows) {
     out += csv_field(r.device) + "," + r.backend + "," + r.path + "," + csv_field(r.kernel) + "," + r.dtype + "," +
            std::to_string(r.batch) + "," + std::to_string(r.seqlen_q) + "," + std::to_string(r.seqlen_k) + "," +
            std::to_string(r.heads_q) + "," + std::to_string(r.heads_kv) + "," + std::to_string(r.head_dim) + "," +
            (r.causal ? "1" : "0") + "," + fmt("%.6f", r.ms) + "," + fmt("%.6f", r.ms_min) + "," +
            fmt("%.3f", r.tflops) + "," + r.timer + "," + std::to_string(r.iters) + "," + std::to_string(r.sets) +
-           "," + r.status + "," + csv_field(r.note) + "," + r.pass + "," + std::to_string(r.workspace_bytes) + "\n";
+           "," + r.status + "," + csv_field(r.note) + "," + r.pass + "," + std::to_string(r.workspace_bytes) + "," +
+           csv_field(r.variants) + "\n";
   }
   return out;
 }
@@ -701,7 +760,8 @@ std::string rows_to_json(const std::vector<Row>& rows, const std::string& comman
            ", \"tflops\": " + fmt("%.3f", r.tflops) + ", \"timer\": " + json_string(r.timer) +
            ", \"iters\": " + std::to_string(r.iters) + ", \"sets\": " + std::to_string(r.sets) +
            ", \"status\": " + json_string(r.status) + ", \"note\": " + json_string(r.note) +
-           ", \"pass\": " + json_string(r.pass) + ", \"workspace_bytes\": " + std::to_string(r.workspace_bytes) + "}";
+           ", \"pass\": " + json_string(r.pass) + ", \"workspace_bytes\": " + std::to_string(r.workspace_bytes) +
+           ", \"variants\": " + json_string(r.variants) + "}";
   }
   out += "\n  ]\n}\n";
   return out;
