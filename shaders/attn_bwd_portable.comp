@@ -13,6 +13,7 @@
 // tiles and guarantees the per-thread counts below stay within MAX_OWN.
 #extension GL_GOOGLE_include_directive : require
 #define FT_OWN_ABI 1
+#define FT_VARIANT_ABI 1  // window, softcap and ALiBi (VARIANTS; no sinks: there is no dsinks output yet)
 #include "attn_common.glsl"
 
 #ifndef FT_BWD_PASS
@@ -21,7 +22,8 @@
 
 // ---- ABI (C++ mirror: BwdPushConstants and BwdBinding in backends/vulkan/backward.hpp) ----------------------------
 // Six tensor slots, 128 bytes: q, k, v, dO, and x, y, the pass's own: O for the preprocess, dK and dV for pass 1,
-// dQ for pass 2. Offsets and strides are in elements.
+// dQ for pass 2. Offsets and strides are in elements. The variants' values and slopes: bindings 10, 11
+// (attn_common.glsl).
 layout(push_constant, std430) uniform BwdPushConstants {
   uint q_off, k_off, v_off, do_off, x_off, y_off;
   uint q_sb, q_ss, q_sh;
@@ -59,7 +61,6 @@ layout(set = 0, binding = 9, std430) writeonly buffer BufDV { FT_ELEM dv_data[];
 #endif
 #define FT_LD4(buf, i) vec4(FT_LD2(buf, i), FT_LD2(buf, (i) + 2u))
 
-const float FT_LOG2E = 1.44269504088896340736;
 #define FT_POS_INF uintBitsToFloat(0x7f800000u)
 
 // Workspace: lse2 then Delta, each [B, Hq, Sq].
@@ -134,7 +135,8 @@ void load_k_v(uint b, uint hk, uint n0) {
 }
 
 // From the tiles in shared memory: P = exp2(S·scale_log2 − lse2) and dS = P ∘ (dO·Vᵀ − Delta) for rows m0.. and keys
-// n0..; entries masked (past Sq or Sk, or causal, bottom-right aligned) are 0.
+// n0..; entries masked (past Sq or Sk, causal, bottom-right aligned, or window) are 0. Variants: the score takes the
+// softcap and ALiBi (ft_score_at), and dS softcap's 1 − tanh².
 void compute_p_ds(uint m0, uint n0) {
   float s[MAX_OWN], dp[MAX_OWN];
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) s[i] = dp[i] = 0.0;
@@ -153,11 +155,18 @@ void compute_p_ds(uint m0, uint n0) {
     const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / BLOCK_N, j = idx % BLOCK_N;
     if (i >= N_SCORES || idx >= BLOCK_M * BLOCK_N) continue;
     const uint row = m0 + r, key = n0 + j;
+    const int diag = int(row) + int(pc.Sk) - int(pc.Sq);
     bool visible = row < pc.Sq && key < pc.Sk;
-    if (CAUSAL != 0u) visible = visible && int(key) < int(row) + int(pc.Sk) - int(pc.Sq) + 1;
-    const float p = visible ? exp2(s[i] * pc.scale_log2 - sh_lse2[r]) : 0.0;
+    if (CAUSAL != 0u && !FT_WINDOW) visible = visible && int(key) < diag + 1;
+    if (FT_WINDOW) {
+      const ivec2 keys = ft_keys_of(diag, int(pc.Sk));
+      visible = visible && int(key) >= keys.x && int(key) < keys.y;
+    }
+    float score = s[i] * pc.scale_log2, dcap = 1.0;
+    if (FT_SOFTCAP || FT_ALIBI) score = ft_score_at(score, diag - int(key), dcap);
+    const float p = visible ? exp2(score - sh_lse2[r]) : 0.0;
     sh_p[r * PS + j] = p;
-    sh_ds[r * PS + j] = visible ? p * (dp[i] - sh_delta[r]) : 0.0;
+    sh_ds[r * PS + j] = visible ? p * (dp[i] - sh_delta[r]) * dcap : 0.0;
   }
 }
 
@@ -178,18 +187,31 @@ void accumulate_dk_dv(inout vec4 dk[MAX_OWN], inout vec4 dv[MAX_OWN]) {
   }
 }
 
+// The query rows [x, y) that see any key of [n0, n0 + BLOCK_N) (causal and window bounds solved for the row), x on
+// the BLOCK_M grid: blocks of rows outside are skipped.
+uvec2 rows_seeing(uint n0) {
+  const int shift = int(pc.Sq) - int(pc.Sk);  // row = diag + shift
+  int first = 0, end = int(pc.Sq);
+  if (CAUSAL != 0u) first = int(n0) + shift;                                               // diag >= n0
+  if (FT_WINDOW && ft_var.wr >= 0) first = max(first, int(n0) - ft_var.wr + shift);        // diag + wr >= n0
+  if (FT_WINDOW && ft_var.wl >= 0) end = min(end, int(n0 + BLOCK_N) + ft_var.wl + shift);  // diag - wl < n0 + BLOCK_N
+  first = clamp(first, 0, int(pc.Sq));
+  return uvec2(uint(first) / BLOCK_M * BLOCK_M, uint(clamp(end, first, int(pc.Sq))));
+}
+
 void main() {
   const uint n0 = gl_WorkGroupID.x * BLOCK_N, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   const uint group = pc.Hq / pc.Hkv;
+  ft_variants_init(b, hk * group);
   load_k_v(b, hk, n0);
   vec4 dk[MAX_OWN], dv[MAX_OWN];
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dk[i] = dv[i] = vec4(0.0);
-  // Causal: rows before n0 + Sq − Sk see none of these keys, so their blocks are skipped.
-  uint m_begin = 0u;
-  if (CAUSAL != 0u) m_begin = uint(clamp(int(n0) + int(pc.Sq) - int(pc.Sk), 0, int(pc.Sq))) / BLOCK_M * BLOCK_M;
+  // Causal and windows: blocks of rows that see none of these keys are skipped.
+  const uvec2 rows = rows_seeing(n0);
   for (uint g = 0u; g < group; ++g) {
     const uint h = hk * group + g;
-    for (uint m0 = m_begin; m0 < pc.Sq; m0 += BLOCK_M) {
+    if (FT_ALIBI) ft_variants_init(b, h);  // this head's slope
+    for (uint m0 = rows.x; m0 < rows.y; m0 += BLOCK_M) {
       barrier();  // the previous block's accumulation is done with the Q, dO, P and dS tiles
       load_q_do(b, h, m0);
       barrier();  // (the first time: K and V stored too)
@@ -230,13 +252,20 @@ void accumulate_dq(inout vec4 dq[MAX_OWN]) {
 void main() {
   const uint m0 = gl_WorkGroupID.x * BLOCK_M, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   const uint hk = h / (pc.Hq / pc.Hkv);
+  ft_variants_init(b, h);
   load_q_do(b, h, m0);
   vec4 dq[MAX_OWN];
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dq[i] = vec4(0.0);
-  // Causal: keys past the last row's diagonal are masked for the whole block, so those blocks are skipped.
-  uint n_end = pc.Sk;
+  // Causal: keys past the last row's diagonal are masked for the whole block, so those blocks are skipped; windows:
+  // also those before the first row's window (the start on the BLOCK_N grid).
+  uint n_begin = 0u, n_end = pc.Sk;
   if (CAUSAL != 0u) n_end = uint(clamp(int(min(m0 + BLOCK_M, pc.Sq)) + int(pc.Sk) - int(pc.Sq), 0, int(pc.Sk)));
-  for (uint n0 = 0u; n0 < n_end; n0 += BLOCK_N) {
+  if (FT_WINDOW) {
+    const int shift = int(pc.Sk) - int(pc.Sq);  // diag = row + shift
+    n_end = uint(clamp(ft_keys_of(int(min(m0 + BLOCK_M, pc.Sq)) - 1 + shift, int(pc.Sk)).y, 0, int(pc.Sk)));
+    n_begin = uint(clamp(ft_keys_of(int(m0) + shift, int(pc.Sk)).x, 0, int(n_end))) / BLOCK_N * BLOCK_N;
+  }
+  for (uint n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
     barrier();  // the previous block's accumulation is done with the K, V, P and dS tiles
     load_k_v(b, hk, n0);
     barrier();  // (the first time: Q and dO stored too)

@@ -9,6 +9,8 @@
 //                      only handles f16 may #define FT_T16 float16_t and FT_T16_FLOAT16, after enabling
 //                      GL_EXT_shader_explicit_arithmetic_types_float16, to coopMatLoad straight from the buffer)
 //   FT_NO_WG_LAYOUT    do not declare `layout(local_size_x_id = 5) in;` here (the shader declares its own)
+//   FT_VARIANT_ABI     with FT_OWN_ABI: still declare the variants' values and slopes (bindings 10, 11) and their
+//                      functions (the backward's shader binds them there too)
 //   FT_OWN_ABI         declare no push constants, buffers or functions that use them (the backward's shader has
 //                      its own: it keeps the specialization constants, storage types and conversions)
 //   FT_APPEND_PASS     the paged-KV append (attn_kv_append.comp): K and V writable, k_new and v_new bound (8, 9)
@@ -37,6 +39,8 @@ layout(constant_id = 31) const uint HEAD_GROUP = 0;   // causal rows-outer launc
 // Serving layouts ("Serving layouts" below): dense calls keep 0, so every layout branch folds away for them.
 layout(constant_id = 12) const uint LAYOUT = 0;       // FT_LAYOUT_DENSE, FT_LAYOUT_VARLEN or FT_LAYOUT_PAGED
 layout(constant_id = 13) const uint PAGE_SIZE = 16;   // paged: keys a page
+// Attention variants ("Attention variants" below): plain calls keep 0, so every variant branch folds away for them.
+layout(constant_id = 14) const uint VARIANTS = 0;     // FT_VAR_* bits (VariantBits in shader_abi.hpp)
 // ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp; 12, 13 above).
 // ids 16 and up: reserved for coopmat shapes (vk-coopmat):
 //   16 CM_M, 17 CM_N, 18 CM_K, 19 and up as coopmat_paths.cpp defines (declared in the coopmat shaders).
@@ -55,6 +59,15 @@ const uint FT_LAYOUT_DENSE = 0u;
 const uint FT_LAYOUT_VARLEN = 1u;  // packed q/k/v/o [1, total, H, D], rows through cu_seqlens
 const uint FT_LAYOUT_PAGED = 2u;   // k/v are a paged cache [num_pages, PAGE_SIZE, Hkv, D], keys through block_table
 const float FT_LN2 = 0.69314718055994530942;    // LSE: natural log = log2 domain * ln 2
+const float FT_LOG2E = 1.44269504088896340736;  // natural-log-domain values into the log2 domain
+const uint FT_VAR_WINDOW = 1u;
+const uint FT_VAR_SOFTCAP = 2u;
+const uint FT_VAR_ALIBI = 4u;
+const uint FT_VAR_SINKS = 8u;
+const bool FT_WINDOW = (VARIANTS & FT_VAR_WINDOW) != 0u;
+const bool FT_SOFTCAP = (VARIANTS & FT_VAR_SOFTCAP) != 0u;
+const bool FT_ALIBI = (VARIANTS & FT_VAR_ALIBI) != 0u;
+const bool FT_SINKS = (VARIANTS & FT_VAR_SINKS) != 0u;
 #define FT_NEG_INF uintBitsToFloat(0xff800000u)
 
 #ifndef FT_OWN_ABI
@@ -128,6 +141,16 @@ uint ft_pack2(vec2 f) {
   return DTYPE == FT_DTYPE_BF16 ? (ft_float_to_bits(f.x) | (ft_float_to_bits(f.y) << 16)) : packHalf2x16(f);
 }
 
+// tanh to f32 precision on every driver (softcap): the builtin may be approximate (NVIDIA's to 2^-11), lose digits
+// to 1 - e^-2|x| near 0 (llvmpipe's) or give inf / inf for large arguments. Odd Taylor terms below |x| = 1/4 (the
+// next one is below 1e-8 relative there), the exponential form above (it loses under 2 bits there).
+float ft_tanh(float x) {
+  const float a = abs(x), x2 = x * x;
+  const float series = x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0)))));
+  const float e = exp2(-2.0 * FT_LOG2E * a), t = (1.0 - e) / (1.0 + e);
+  return a < 0.25 ? series : (x < 0.0 ? -t : t);
+}
+
 #if defined(FT_STORAGE_F32)
 #define FT_LOAD_SCALAR(buf, i) (buf[i])
 #elif defined(FT_STORAGE_16)
@@ -139,6 +162,65 @@ uint ft_pack2(vec2 f) {
 #define ft_raw16(x) uint(x)
 #endif
 #define FT_LOAD_SCALAR(buf, i) ft_bits_to_float(ft_raw16(buf[i]))
+#endif
+
+// ---- Attention variants (VARIANTS; each branch below folds away for pipelines without its bit) -----------------------
+// Shared with the backward (FT_VARIANT_ABI: it binds the values and slopes at the same bindings). Scores are in the
+// log2 domain (scale * log2(e) * q.k), so softcap c becomes c * log2(e) there (c tanh(x / c) scales with its
+// argument), and slopes and sinks are multiplied by log2(e) once. ft_variants_init(b, h) caches the workgroup's values.
+#if !defined(FT_OWN_ABI) || defined(FT_VARIANT_ABI)
+layout(set = 0, binding = 10, std430) readonly buffer BufVariant {  // VariantParams; a dummy buffer for plain calls
+  int window_left, window_right;  // -1 unbounded
+  float softcap_log2;             // softcap * log2(e)
+  uint alibi_off, alibi_sb;       // slopes: element offset, per-batch stride (0: [Hq])
+  uint sinks_off;
+} vp;
+layout(set = 0, binding = 11, std430) readonly buffer BufAlibi { float alibi_data[]; };  // f32 [Hq] or [B, Hq]
+#ifndef FT_OWN_ABI
+layout(set = 0, binding = 12, std430) readonly buffer BufSinks { float sinks_data[]; };  // f32 [Hq]
+#endif
+struct FtVar {
+  int wl, wr;            // window bounds, -1 unbounded
+  float cap2, inv_cap2;  // softcap in the log2 domain and its inverse
+  float slope2, sink2;   // this (batch, head)'s ALiBi slope and sink, log2 domain
+};
+FtVar ft_var;
+void ft_variants_init(uint b, uint h) {
+  if (FT_WINDOW) {
+    ft_var.wl = vp.window_left;
+    ft_var.wr = vp.window_right;
+  }
+  if (FT_SOFTCAP) {
+    ft_var.cap2 = vp.softcap_log2;
+    ft_var.inv_cap2 = 1.0 / vp.softcap_log2;
+  }
+  if (FT_ALIBI) ft_var.slope2 = alibi_data[vp.alibi_off + b * vp.alibi_sb + h] * FT_LOG2E;
+#ifndef FT_OWN_ABI
+  if (FT_SINKS) ft_var.sink2 = sinks_data[vp.sinks_off + h] * FT_LOG2E;
+#endif
+}
+// The keys [x, y) that a row with diagonal diag = i + Sk - Sq sees of sk keys: causal and window bounds (y <= x: none).
+ivec2 ft_keys_of(int diag, int sk) {
+  int lo = 0, hi = sk;
+  if (CAUSAL != 0u) hi = min(hi, diag + 1);
+  if (FT_WINDOW) {
+    if (ft_var.wr >= 0) hi = min(hi, diag + ft_var.wr + 1);
+    if (ft_var.wl >= 0) lo = max(lo, diag - ft_var.wl);
+  }
+  return ivec2(lo, hi);
+}
+// The score of a key at signed distance dist = i + Sk - Sq - j from s = scale * log2(e) * q.k: softcap, then ALiBi;
+// dcap: d(score) / d(s), softcap's 1 - tanh^2 (the backward's; the forward's compiler drops it).
+float ft_score_at(float s, int dist, out float dcap) {
+  dcap = 1.0;
+  if (FT_SOFTCAP) {
+    const float t = ft_tanh(s * ft_var.inv_cap2);
+    s = ft_var.cap2 * t;
+    dcap = 1.0 - t * t;
+  }
+  if (FT_ALIBI) s -= ft_var.slope2 * abs(float(dist));
+  return s;
+}
 #endif
 
 #ifndef FT_OWN_ABI
@@ -232,6 +314,36 @@ float ft_lse2(float m, float l) { return l == 0.0 ? FT_NEG_INF : m + log2(l); }
 uint ft_lse_index(uint b, uint h, uint row) {
   if (LAYOUT == FT_LAYOUT_VARLEN) return pc.lse_off + h * pc.q_rows + ft_seq.q0 + row;
   return pc.lse_off + (b * pc.Hq + h) * pc.Sq + row;
+}
+
+// ---- Attention variants, the forward's (the shared part is above) ---------------------------------------------------
+// The keys [x, y) of the sequence that row `row` may see (ft_keys_of). Both bounds grow with the row, so a run of rows
+// sees [x of its first, y of its last).
+ivec2 ft_row_keys(uint row) { return ft_keys_of(int(row) + int(ft_sk()) - int(ft_sq()), int(ft_sk())); }
+// The keys within [kv_begin, kv_end) that rows first..last (valid rows) visit: key tiles wholly outside every row's
+// window are never loaded. The start stays on the split's BLOCK_N grid (aligned loads).
+uvec2 ft_rows_key_range(uint first, uint last, uint kv_begin, uint kv_end) {
+  if (CAUSAL == 0u && !FT_WINDOW) return uvec2(kv_begin, kv_end);
+  const uint stop = uint(clamp(ft_row_keys(last).y, int(kv_begin), int(kv_end)));
+  if (!FT_WINDOW) return uvec2(kv_begin, stop);
+  const uint start = uint(clamp(ft_row_keys(first).x, int(kv_begin), int(stop)));
+  return uvec2(kv_begin + (start - kv_begin) / BLOCK_N * BLOCK_N, stop);
+}
+float ft_variant_score(float s, uint row, uint key) {
+  float dcap;
+  return ft_score_at(s, int(row) + int(ft_sk()) - int(ft_sq()) - int(key), dcap);
+}
+// A row's epilogue from its max m and sum l (log2 domain), with the sink joining the denominator where with_sink (a
+// split-KV partial leaves it to the reduce, which adds it once): the factor that normalizes the row's accumulator,
+// and its log2-domain LSE. A row that saw no key gives 0 and the sink as its LSE.
+float ft_row_norm(float m, float l, bool with_sink, out float lse2) {
+  if (!FT_SINKS || !with_sink) {
+    lse2 = ft_lse2(m, l);
+    return ft_inv_l(l);
+  }
+  const float mm = max(m, ft_var.sink2), a = exp2(m - mm), lt = l * a + exp2(ft_var.sink2 - mm);
+  lse2 = mm + log2(lt);
+  return a / lt;
 }
 
 // ---- Split-KV (n_splits > 1) -------------------------------------------------------------------------------------

@@ -19,6 +19,10 @@
 // Shared memory (bytes): K/V 2*BLOCK_N*(D+8) + Q (Q_IN_REGS == 0 only) 2*BLOCK_M*(D+8) + S (not with id 28)
 //   4*BLOCK_M*(BLOCK_N+8) + P 2*BLOCK_M*(BLOCK_N+8) (coopmat_paths.cpp computes the same).
 //
+// Attention variants (VARIANTS, attn_common.glsl) in the shared-memory softmax only (the host gives variant calls to
+// entries without id 28): window masks and key tiles, softcap and ALiBi on the scores, the sink in the epilogue (or
+// the split-KV reduce).
+//
 // bf16 inputs are converted to f16 on load: values beyond f16's range (|x| > 65504) are clamped to +-65504 and
 // values below 2^-24 flush to zero; the host documents this (coopmat_paths.cpp).
 #extension GL_GOOGLE_include_directive : require
@@ -278,8 +282,9 @@ float subgroup_row_sum(float x) {
 // A row's SEGS lanes take interleaved vec4 chunks of its scores: chunk j of lane seg is columns 4*(j*SEGS+seg)..+3.
 bool online_softmax(uint n0, uint kv_end, inout float m_run[RPT], inout float l_run[RPT]) {
   const uint seg = lane % SEGS;
-  // Masking only where the tile crosses kv_end or the causal diagonal of the subgroup's first row.
-  const bool need_mask = n0 + BLOCK_N > kv_end ||
+  // Masking only where the tile crosses kv_end or the causal diagonal of the subgroup's first row (every tile with a
+  // window).
+  const bool need_mask = FT_WINDOW || n0 + BLOCK_N > kv_end ||
                          (CAUSAL != 0u && int(n0 + BLOCK_N - 1u) > int(sg_row0) + int(pc.Sk) - int(pc.Sq));
   bool rescale = false;
   [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
@@ -289,14 +294,27 @@ bool online_softmax(uint n0, uint kv_end, inout float m_run[RPT], inout float l_
     // Keys of this tile the row may see: [0, lim).
     int lim = int(kv_end) - int(n0);
     if (CAUSAL != 0u) lim = min(lim, int(row) + int(pc.Sk) - int(pc.Sq) + 1 - int(n0));
+    int first = 0;  // window: and from `first` on
+    if (FT_WINDOW) {
+      const ivec2 keys = ft_row_keys(row);
+      lim = min(lim, keys.y - int(n0));
+      first = keys.x - int(n0);
+    }
     vec4 x[C4];
     float mx = FT_NEG_INF;
     [[unroll]] for (uint j = 0u; j < C4; ++j) {
       const uint ch = j * SEGS + seg;
       vec4 v = sh_s[srow + ch] * pc.scale_log2;
+      if (FT_SOFTCAP || FT_ALIBI) {
+        const uint key = n0 + ch * 4u;
+        v = vec4(ft_variant_score(v.x, row, key), ft_variant_score(v.y, row, key + 1u),
+                 ft_variant_score(v.z, row, key + 2u), ft_variant_score(v.w, row, key + 3u));
+      }
       if (need_mask) {
         const int col = int(ch * 4u);
-        v = mix(v, vec4(FT_NEG_INF), lessThanEqual(ivec4(lim), ivec4(col, col + 1, col + 2, col + 3)));
+        const ivec4 cols = ivec4(col, col + 1, col + 2, col + 3);
+        v = mix(v, vec4(FT_NEG_INF), lessThanEqual(ivec4(lim), cols));
+        if (FT_WINDOW) v = mix(v, vec4(FT_NEG_INF), lessThan(cols, ivec4(first)));
       }
       x[j] = v;
       mx = max(mx, max(max(v.x, v.y), max(v.z, v.w)));
@@ -347,9 +365,8 @@ void accumulate_pv(bool rescale) {
   }
 }
 
-// LSE of a row from its sum l and max m (log2 domain): natural log to lse, or log2 to this split's record.
-void store_lse(uint split, uint row, float l, float m) {
-  float lse2 = ft_lse2(m, l);
+// A row's log2-domain LSE: natural log to lse, or log2 to this split's record.
+void store_lse(uint split, uint row, float lse2) {
   if (pc.n_splits > 1u) {
     scratch_data[ft_scratch_record(b, h, row, split) + HEAD_DIM] = lse2;
   } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
@@ -363,10 +380,10 @@ void store_output(uint split, float m_run[RPT], float l_run[RPT]) {
   const bool o_vec = ((pc.o_off | pc.o_sb | pc.o_ss | pc.o_sh) & 7u) == 0u;
   float inv_l[RPT];
   [[unroll]] for (uint rr = 0u; rr < RPT; ++rr) {
-    float l = subgroup_row_sum(l_run[rr]);
-    inv_l[rr] = ft_inv_l(l);
+    float l = subgroup_row_sum(l_run[rr]), lse2;
+    inv_l[rr] = ft_row_norm(m_run[rr], l, pc.n_splits == 1u, lse2);  // the sink joins here (or in the reduce)
     const uint row = sg_row0 + rr * ROWS_PASS + lane / SEGS;
-    if (seg == 0u && row < pc.Sq) store_lse(split, row, l, m_run[rr]);
+    if (seg == 0u && row < pc.Sq) store_lse(split, row, lse2);
   }
   // O in chunks of BLOCK_N columns through this subgroup's score tile (the host keeps HEAD_DIM % BLOCK_N == 0).
   [[unroll]] for (uint ch = 0u; ch < HEAD_DIM / BLOCK_N; ++ch) {
@@ -408,7 +425,7 @@ void store_output_regs(uint split) {
     l += subgroupShuffleXor(l, 2u);
     inv[hh] = ft_inv_l(l);
     const uint row = sg_row0 + (lane >> 2) + 8u * hh;
-    if ((lane & 3u) == 0u && row < pc.Sq) store_lse(split, row, l, f_m[hh]);
+    if ((lane & 3u) == 0u && row < pc.Sq) store_lse(split, row, ft_lse2(f_m[hh], l));
   }
   [[unroll]] for (uint d = 0u; d < NT_O; ++d)
     [[unroll]] for (int i = 0; i < o_acc[d].length(); i += 2) {
@@ -449,7 +466,13 @@ void main() {
 
   uint kv_begin, kv_end;
   ft_split_range(split, kv_begin, kv_end);
-  if (CAUSAL != 0u) {
+  ft_variants_init(b, h);
+  if (FT_WINDOW) {
+    // Key tiles no row of this tile sees (past the last row's window, before the first row's) are skipped.
+    const uvec2 keys = ft_rows_key_range(m0, min(m0 + BLOCK_M, pc.Sq) - 1u, kv_begin, kv_end);
+    kv_begin = keys.x;
+    kv_end = keys.y;
+  } else if (CAUSAL != 0u) {
     // The workgroup's last row bounds the keys any of its rows sees.
     int lim = int(min(m0 + BLOCK_M, pc.Sq)) - 1 + int(pc.Sk) - int(pc.Sq) + 1;
     kv_end = uint(clamp(lim, int(kv_begin), int(kv_end)));

@@ -14,7 +14,8 @@
 // Variants (compile-time defines, one module each): storage (FT_STORAGE_F32 / FT_STORAGE_PACKED / 16-bit
 // storage, see attn_common.glsl) x row reductions (FT_SUBGROUP: subgroupShuffleXor across the TPR threads of a
 // row; else through shared memory). Serving layouts (LAYOUT, attn_common.glsl): rows and keys through cu_seqlens or the
-// block table, with the sequence's own lengths.
+// block table, with the sequence's own lengths. Attention variants (VARIANTS, attn_common.glsl): window masks and key
+// tiles, softcap and ALiBi on the scores, the sink in the epilogue (or the split-KV reduce).
 #extension GL_GOOGLE_include_directive : require
 #ifdef FT_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -92,7 +93,7 @@ void load_kv_tile() {  // stash the fetched tile into shared memory
   }
 }
 
-// S = Q·Kᵀ for the tile; masked entries (past the range, causal, rows past Sq) become -inf.
+// S = Q·Kᵀ for the tile; masked entries (past the range, causal or window, rows past Sq) become -inf.
 void compute_scores(uint n0) {
   uint t = gl_LocalInvocationID.x;
   uint kg = t % KG, rg = t / KG;
@@ -108,11 +109,13 @@ void compute_scores(uint n0) {
   }
   [[unroll]] for (uint i = 0u; i < RM; ++i) {
     uint r = rg + i * (BLOCK_M / RM), row = g_m0 + r;
-    int limit = CAUSAL != 0u ? min(ft_causal_limit(row), int(g_kv_end)) : int(g_kv_end);
+    // Plain calls keep their masks' arithmetic exactly (ft_causal_limit, or kv_end alone).
+    const ivec2 keys = FT_WINDOW ? ft_row_keys(row) : ivec2(0, CAUSAL != 0u ? ft_causal_limit(row) : int(g_kv_end));
+    const int limit = min(keys.y, int(g_kv_end));
     [[unroll]] for (uint j = 0u; j < RN; ++j) {
       uint n = kg + j * KG;
-      bool visible = row < ft_sq() && int(n0 + n) < limit;
-      sh_s[r * SS + n] = visible ? acc[i * RN + j] : FT_NEG_INF;
+      bool visible = row < ft_sq() && int(n0 + n) < limit && (!FT_WINDOW || int(n0 + n) >= keys.x);
+      sh_s[r * SS + n] = visible ? ft_variant_score(acc[i * RN + j], row, n0 + n) : FT_NEG_INF;
     }
   }
 }
@@ -182,9 +185,10 @@ void accumulate_pv(inout vec4 acc[MAX_ROWS]) {
 void store_output(vec4 acc[MAX_ROWS], float m, float l) {
   uint r = gl_LocalInvocationID.x / TPR, lane = gl_LocalInvocationID.x % TPR;
   float l_row = row_sum(l);
-  // log2-domain LSE of this row (or split); -inf when no key was visible.
-  float lse2 = ft_lse2(m, l_row);
-  if (lane == 0u) sh_alpha[r] = ft_inv_l(l_row);
+  // log2-domain LSE of this row (or split); -inf when no key was visible (without a sink).
+  float lse2;
+  const float norm = ft_row_norm(m, l_row, pc.n_splits == 1u, lse2);
+  if (lane == 0u) sh_alpha[r] = norm;
   uint row = g_m0 + r;
   if (lane == 0u && row < ft_sq()) {
     if (pc.n_splits > 1u) {
@@ -216,22 +220,24 @@ void main() {
   g_h = ft_head();
   g_hk = ft_kv_head(g_h);
   ft_seq_init(g_b);
+  ft_variants_init(g_b, g_h);
   // Causal: the host sets FT_FLAG_REVERSE_ROWS, so ft_row_tile() starts the last row tiles (the most keys) first.
   uint row_tile = ft_row_tile();
   g_m0 = row_tile * BLOCK_M;
   // Serving layouts: row tiles past a shorter sequence's rows have nothing to write (uniform: no barrier skipped).
   if (LAYOUT != FT_LAYOUT_DENSE && g_m0 >= ft_sq()) return;
   ft_split_range(ft_split(), g_kv_begin, g_kv_end);
-  // Causal: keys past the last row's diagonal are masked for the whole tile, so those tiles are skipped.
-  uint kv_stop = g_kv_end;
-  if (CAUSAL != 0u) kv_stop = uint(clamp(ft_causal_limit(min(g_m0 + BLOCK_M, ft_sq()) - 1u), 0, int(g_kv_end)));
+  // Causal and windows: key tiles no row of this tile sees (past the last row's bound, before the first row's) are
+  // skipped.
+  const uvec2 kv_range = ft_rows_key_range(g_m0, min(g_m0 + BLOCK_M, ft_sq()) - 1u, g_kv_begin, g_kv_end);
+  const uint kv_start = kv_range.x, kv_stop = kv_range.y;
 
   load_q();
   vec4 acc[MAX_ROWS];
   [[unroll]] for (uint i = 0u; i < MAX_ROWS; ++i) acc[i] = vec4(0.0);
   float m = FT_NEG_INF, l = 0.0;
-  if (g_kv_begin < kv_stop) fetch_kv(g_kv_begin, false);
-  for (uint n0 = g_kv_begin; n0 < kv_stop; n0 += BLOCK_N) {
+  if (kv_start < kv_stop) fetch_kv(kv_start, false);
+  for (uint n0 = kv_start; n0 < kv_stop; n0 += BLOCK_N) {
     barrier();  // previous tile's P·V done with sh_kv and sh_s (and Q stored, first time)
     load_kv_tile();  // K
     barrier();

@@ -149,6 +149,11 @@ VariantSupport variant_support(Path path, bool backward) {
     case Path::CpuReference: return {true, true, true, true};
     case Path::CudaSm90: return {true, true, true, !backward};  // sm90_mods.cuh; no dsinks output yet
     case Path::CudaSm80: return {true, true, true, !backward};  // sm80_mods.cuh; no dsinks output yet
+    // The tiled portable shader (attn_portable.comp, attn_common.glsl's variant functions; its other forms refuse) and
+    // the portable backward (attn_bwd_portable.comp).
+    case Path::VulkanPortable: return {true, true, true, !backward};  // no dsinks output yet
+    // attn_coopmat.comp's shared-memory softmax (the register-softmax entries refuse); no backward on this path.
+    case Path::VulkanCoopmat: return backward ? VariantSupport{} : VariantSupport{true, true, true, true};
     default: return {};
   }
 }

@@ -25,7 +25,9 @@ enum BwdBinding : std::uint32_t {
   kBwdBindingDQ = 7,
   kBwdBindingDK = 8,
   kBwdBindingDV = 9,
-  kBwdBindingCount = 10,
+  kBwdBindingVariant = 10,  // the variants' VariantParams and ALiBi slopes, as the forward's (shader_abi.hpp)
+  kBwdBindingAlibi = 11,
+  kBwdBindingCount = 12,
 };
 
 // std430, 32-bit members, exactly Vulkan's guaranteed 128 bytes. Slots x and y are the pass's own tensors: O for the

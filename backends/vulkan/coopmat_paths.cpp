@@ -169,6 +169,7 @@ ShaderVariant khr_variant(const Family& f, const KhrTile& t, std::uint32_t rsm, 
   v.split_kv = true;
   v.rows_outer = true;
   v.head_group = kKhrHeadGroup;
+  v.variants = rsm == 0;  // the shared-memory softmax has the attention variants; the register softmax not yet
   v.extra_spec = {{kSpecCmM, f.m},           {kSpecCmN, f.n},           {kSpecCmK, f.k},
                  {kSpecCmQInRegs, t.q_regs}, {kSpecCmPrefetch, t.prefetch}, {kSpecCmRegSoftmax, rsm},
                  {kSpecCmOpt, opt}};

@@ -114,6 +114,9 @@ struct ShaderVariant {
   bool split_kv = false;                     // honours n_splits > 1 (writes scratch records; reduce pass follows)
   // Runs the serving layouts (AttnArgs::paged / varlen: spec id kSpecLayout); other entries pass those calls over.
   bool serving_layouts = false;
+  // Computes the attention variants (AttnArgs window / softcap / alibi / sinks: spec id kSpecVariants); other entries
+  // pass those calls over.
+  bool variants = false;
   // Causal calls launch in longest-first order across heads (kFlagRowsOuter), where that won against the per-head
   // order (docs/PERFORMANCE.md, "Vulkan table choices").
   bool rows_outer = false;

@@ -183,6 +183,7 @@ ShaderVariant make_variant(const PortableTile& t, const StorageMode& s, bool sg)
   // The serving layouts live in this shader only: it is every device's fallback (lavapipe's default), and one
   // shader keeps their clamping in one place; the faster GPU shaders pass those calls over (call_reason).
   v.serving_layouts = true;
+  v.variants = true;  // the attention variants likewise, for the same reasons
   if (const std::uint32_t max_sq = t.max_sq) {
     v.call_check = [max_sq](const Caps&, const detail::AttnArgs& a) -> std::string {
       return a.seqlen_q > max_sq ? "seqlen_q > " + std::to_string(max_sq) + " (decode tiles)" : "";
@@ -259,6 +260,10 @@ std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::
   if ((a.paged || a.varlen) && !v.serving_layouts)
     return std::string(a.paged ? "no paged-KV" : "no varlen") + " kernel on this path in " + v.kernel +
            " (the tiled portable shader has one)";
+  // Worded like detail::variants_why_not, so that callers (and tests) read it as "no kernel for these variants".
+  if (a.has_variant() && !v.variants)
+    return "options (window, softcap, alibi_slopes, sinks): no kernel of " + v.kernel +
+           " implements these variants yet (another shader form of this path does)";
   if (std::find(v.dtypes.begin(), v.dtypes.end(), a.dtype) == v.dtypes.end())
     return "dtype " + std::string(to_string(a.dtype)) + " not supported";
   if (std::find(v.head_dims.begin(), v.head_dims.end(), static_cast<std::uint32_t>(a.head_dim)) == v.head_dims.end())

@@ -20,7 +20,11 @@ enum Binding : std::uint32_t {
   kBindingLens = 7,     // paged: seqlens; varlen: cu_seqlens_k
   kBindingKNew = 8,     // paged: k_new (attn_kv_append.comp only)
   kBindingVNew = 9,     // paged: v_new
-  kBindingCount = 10,
+  // Attention variants (dummy buffers for plain calls): the call's VariantParams, the f32 ALiBi slopes and sinks.
+  kBindingVariant = 10,
+  kBindingAlibi = 11,   // [Hq] or [B, Hq]
+  kBindingSinks = 12,   // [Hq]
+  kBindingCount = 13,
 };
 
 // Specialization-constant ids: equal to the GLSL constant_id values.
@@ -40,6 +44,7 @@ enum SpecId : std::uint32_t {
   kSpecRgPrefetch = 11,  //   next K/V tile through registers (1) or straight into shared memory (0)
   kSpecLayout = 12,      // attn_common.glsl, serving layouts: ShaderLayout (0 dense: the layout code folds away)
   kSpecPageSize = 13,    //   paged: keys a page
+  kSpecVariants = 14,    // attn_common.glsl, attention variants: VariantBits (0 plain: the variant code folds away)
   // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,
@@ -67,6 +72,19 @@ inline constexpr std::uint64_t kMaxIndex = 1ull << 32;
 
 enum ShaderDType : std::uint32_t { kShaderF16 = 0, kShaderBF16 = 1, kShaderF32 = 2 };
 enum ShaderLayout : std::uint32_t { kLayoutDense = 0, kLayoutVarlen = 1, kLayoutPaged = 2 };  // FT_LAYOUT_*
+
+// The attention variants a pipeline computes (spec id kSpecVariants, FT_VAR_* in attn_common.glsl).
+enum VariantBits : std::uint32_t { kVarWindow = 1u, kVarSoftcap = 2u, kVarAlibi = 4u, kVarSinks = 8u };
+
+// The variants' values (binding kBindingVariant, std430, 32-bit members): 128 bytes of push constants hold no more,
+// so the host writes these into a small buffer in the command stream (vkCmdUpdateBuffer) for variant calls only.
+struct VariantParams {
+  std::int32_t window_left, window_right;  // -1 unbounded; else clamped to Sq + Sk (same keys, no int overflow)
+  float softcap_log2;                      // softcap * log2(e): scores are in the log2 domain
+  std::uint32_t alibi_off, alibi_sb;       // slopes' element offset; per-batch stride (0: one [Hq] row for all)
+  std::uint32_t sinks_off;                 // sinks' element offset
+};
+static_assert(sizeof(VariantParams) == 24, "VariantParams must match attn_common.glsl (std430)");
 
 inline constexpr std::uint32_t kFlagWriteLse = 1u;  // PushConstants::flags bit 0
 inline constexpr std::uint32_t kFlagReverseRows = 2u;  // bit 1: row tiles in reverse order (causal: long rows first)

@@ -81,6 +81,29 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> layout_spec(const detail::A
   return {};
 }
 
+// The attention variants a call uses (spec id kSpecVariants); 0 for plain calls, whose pipelines stay as they were.
+std::uint32_t variant_bits(const detail::AttnArgs& a) {
+  return (a.window_left >= 0 || a.window_right >= 0 ? kVarWindow : 0u) | (a.softcap > 0 ? kVarSoftcap : 0u) |
+         (a.has_alibi ? kVarAlibi : 0u) | (a.has_sinks ? kVarSinks : 0u);
+}
+
+// The variants' values as the shaders read them (VariantParams).
+VariantParams variant_params(const detail::AttnArgs& a) {
+  // A window wider than Sq + Sk keys bounds nothing: clamped there, diag +- window stays inside int32.
+  const std::int64_t far = std::min<std::int64_t>(a.seqlen_q + a.seqlen_k, std::int64_t{1} << 30);
+  auto window = [far](std::int64_t w) { return static_cast<std::int32_t>(w < 0 ? -1 : std::min(w, far)); };
+  VariantParams p{};
+  p.window_left = window(a.window_left);
+  p.window_right = window(a.window_right);
+  p.softcap_log2 = a.softcap * detail::kLog2e;
+  if (a.has_alibi) {
+    p.alibi_off = static_cast<std::uint32_t>(a.alibi_slopes.buf.offset / 4);
+    p.alibi_sb = a.alibi_per_batch ? static_cast<std::uint32_t>(a.heads_q) : 0u;
+  }
+  if (a.has_sinks) p.sinks_off = static_cast<std::uint32_t>(a.sinks.buf.offset / 4);
+  return p;
+}
+
 // The pipeline cache key: a plain state struct.
 struct PipelineKey {
   Path path = Path::VulkanPortable;
@@ -350,8 +373,10 @@ class VulkanDevice final : public detail::DeviceImpl {
     VkBuffer ws = a.has_workspace ? reinterpret_cast<VkBuffer>(a.workspace.buf.handle) : ensure_scratch(c.workspace_bytes);
     const auto ws_off = static_cast<std::uint32_t>(a.has_workspace ? a.workspace.buf.offset / 4 : 0);
     auto vb = [](const detail::TensorArg& t) { return reinterpret_cast<VkBuffer>(t.buf.handle); };
-    const VkBuffer bufs[kBwdBindingCount] = {vb(f.q),  vb(f.k),  vb(f.v),  vb(f.o),  vb(a.dout),
-                                             vb(f.lse), ws,       vb(a.dq), vb(a.dk), vb(a.dv)};
+    const std::uint32_t bits = variant_bits(f);
+    const VkBuffer bufs[kBwdBindingCount] = {vb(f.q),   vb(f.k), vb(f.v),  vb(f.o),  vb(a.dout),
+                                             vb(f.lse), ws,      vb(a.dq), vb(a.dk), vb(a.dv),
+                                             bits ? variant_params_ : dummy_, f.has_alibi ? vb(f.alibi_slopes) : dummy_};
     VkPipeline pipes[std::size(kBwdPasses)];
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
       PipelineKey k;
@@ -365,12 +390,14 @@ class VulkanDevice final : public detail::DeviceImpl {
       k.wg_size = bwd_wg(kBwdPasses[i], c.tile);
       k.subgroup_size = caps_.subgroup_size;
       k.backward = true;
+      if (bits && kBwdPasses[i] != BwdPass::Preprocess) k.extra_spec.push_back({kSpecVariants, bits});
       pipes[i] = pipeline(k);
     }
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(f.vk_command_buffer) : begin();
     // flashtile's scratch may still be in use by an earlier recorded call: order after it (WAR/WAW).
     if (external && !a.has_workspace)
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
+    if (bits) record_variant_params(cb, f);
     bind_descriptors(cb, bwd_layout_, bufs);
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
       const BwdPass pass = kBwdPasses[i];
@@ -446,9 +473,12 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (pc.n_splits > 1) scratch = ensure_scratch(scratch_floats(a.batch, a.heads_q, a.seqlen_q, pc.n_splits, a.head_dim) * 4);
     auto buf = [this](const detail::TensorArg* t) { return t ? reinterpret_cast<VkBuffer>(t->buf.handle) : dummy_; };
     const bool append = appends(a);
+    const bool variants = variant_bits(a) != 0;
     const VkBuffer bufs[kBindingCount] = {
         buf(&a.q), buf(&a.k), buf(&a.v), buf(&a.o), a.has_lse ? buf(&a.lse) : dummy_, scratch, buf(table), buf(lens),
-        buf(append ? &a.paged->k_new : nullptr), buf(append ? &a.paged->v_new : nullptr)};
+        buf(append ? &a.paged->k_new : nullptr), buf(append ? &a.paged->v_new : nullptr),
+        variants ? variant_params_ : dummy_, buf(a.has_alibi ? &a.alibi_slopes : nullptr),
+        buf(a.has_sinks ? &a.sinks : nullptr)};
 
     VkPipeline attn = pipeline(key_of(*v, a));
     VkPipeline reduce = VK_NULL_HANDLE;
@@ -466,6 +496,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       // The scratch buffer may still be in use by an earlier recorded call: order after it (WAR/WAW).
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
     }
+    if (variants) record_variant_params(cb, a);
     bind_descriptors(cb, fwd_layout_, bufs);
     if (append) record_append(cb, append_pipe, a, pc);
     fn_.vkCmdPushConstants(cb, fwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
@@ -485,6 +516,17 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   static bool appends(const detail::AttnArgs& a) { return a.paged && a.paged->seqlen_new > 0; }
+
+  // The call's VariantParams into variant_params_, in the command stream (push constants have no room left): after
+  // every earlier dispatch that read it (a caller's command buffer may hold several calls), before this one's.
+  void record_variant_params(VkCommandBuffer cb, const detail::AttnArgs& a) {
+    const VariantParams p = variant_params(a);
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_WRITE_BIT);
+    fn_.vkCmdUpdateBuffer(cb, variant_params_, 0, sizeof p, &p);
+    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT);
+  }
 
   // The paged append (attn_kv_append.comp) on the attention's descriptor set: its push constants carry k_new's
   // offset and strides in q_*, v_new's in o_*; then a barrier, so the attention reads the appended keys.
@@ -583,6 +625,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     create_layout(fwd_layout_, kBindingCount, sizeof(PushConstants));
     create_layout(bwd_layout_, kBwdBindingCount, sizeof(BwdPushConstants));
     dummy_ = reinterpret_cast<VkBuffer>(create_buffer(256, false));
+    variant_params_ = reinterpret_cast<VkBuffer>(create_buffer(sizeof(VariantParams), false));
     caps_.khr_acc_layout = probe_khr_layout();
 
     info_.backend = Backend::Vulkan;
@@ -817,6 +860,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (a.causal && group > 0) k.extra_spec.push_back({kSpecHeadGroup, group});
     const auto layout = layout_spec(a);
     k.extra_spec.insert(k.extra_spec.end(), layout.begin(), layout.end());
+    if (const std::uint32_t bits = variant_bits(a)) k.extra_spec.push_back({kSpecVariants, bits});
     return k;
   }
 
@@ -838,7 +882,9 @@ class VulkanDevice final : public detail::DeviceImpl {
     return k;
   }
   PipelineKey reduce_key(const ShaderVariant& v, const detail::AttnArgs& a) const {
-    return pass_key("attn_splitkv_reduce_", v, a, kReduceWg, v.block_n);
+    PipelineKey k = pass_key("attn_splitkv_reduce_", v, a, kReduceWg, v.block_n);
+    if (a.has_sinks) k.extra_spec.push_back({kSpecVariants, kVarSinks});  // the sink joins the rows here, once
+    return k;
   }
   PipelineKey append_key(const ShaderVariant& v, const detail::AttnArgs& a) const {
     return pass_key("attn_kv_append_", v, a, kAppendWg, 1);
@@ -1004,11 +1050,14 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   void barrier(VkCommandBuffer cb, VkAccessFlags src, VkAccessFlags dst) {
+    barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, src, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst);
+  }
+  void barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
+               VkAccessFlags dst) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = src;
     mb.dstAccessMask = dst;
-    fn_.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                             0, nullptr, 0, nullptr);
+    fn_.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
 
   std::uint32_t memory_type(std::uint32_t bits, VkMemoryPropertyFlags want) const {
@@ -1162,6 +1211,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   VkBuffer scratch_ = VK_NULL_HANDLE;
   std::uint64_t scratch_size_ = 0;
   VkBuffer dummy_ = VK_NULL_HANDLE;
+  VkBuffer variant_params_ = VK_NULL_HANDLE;  // the current variant call's VariantParams (record_variant_params)
   DescriptorLayout fwd_layout_;  // the forward's: Binding, PushConstants (shader_abi.hpp)
   DescriptorLayout bwd_layout_;  // the backward's: BwdBinding, BwdPushConstants (backward.hpp)
   std::map<std::string, VkShaderModule> modules_;

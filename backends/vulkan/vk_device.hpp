@@ -60,6 +60,7 @@ namespace flashtile::vk {
   X(vkCmdPushConstants)                  \
   X(vkCmdDispatch)                       \
   X(vkCmdFillBuffer)                     \
+  X(vkCmdUpdateBuffer)                   \
   X(vkCreateShaderModule)                \
   X(vkDestroyShaderModule)               \
   X(vkCreateDescriptorSetLayout)         \

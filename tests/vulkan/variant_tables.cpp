@@ -320,6 +320,35 @@ TEST_CASE("portable table: f16 P·V sums only for calls that allow reduced preci
   }
 }
 
+// The attention variants (window, softcap, ALiBi, sinks) run in the portable tiled shader and the KHR shader's
+// shared-memory softmax; the other forms refuse them with the phrase callers read as "not implemented".
+TEST_CASE("variant tables: calls with attention variants pick the forms that implement them") {
+  auto variant_call = [](std::int64_t d, bool causal) {
+    detail::AttnArgs a = call(d, 4096, causal);
+    a.window_left = 128;
+    a.softcap = 30.0f;
+    return a;
+  };
+  for (const ShaderVariant& v : portable_variants()) {
+    INFO(v.kernel);
+    CHECK(v.variants == (v.spirv.rfind("attn_portable_s", 0) == 0 || v.spirv.rfind("attn_portable_pk", 0) == 0 ||
+                         v.spirv.rfind("attn_portable_f32", 0) == 0));
+    detail::AttnArgs a = variant_call(v.head_dims[0], false);
+    a.allow_reduced_precision = true;  // the rgh modules' own condition, checked first
+    if (!v.variants) CHECK(call_reason(v, nvidia_caps(2), a).find("implements these variants yet") != std::string::npos);
+  }
+  const std::vector<ShaderVariant> khr = coopmat_variants();
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      INFO("d", d, causal ? " causal" : "");
+      const ShaderVariant* var = pick(khr, nvidia_caps(2), variant_call(d, causal));
+      REQUIRE(var != nullptr);
+      CHECK(var->variants);
+      CHECK(spec(*var, kSpecCmRegSoftmax) == 0);
+    }
+  for (const ShaderVariant& v : coopmat2_variants()) CHECK_FALSE(v.variants);
+}
+
 // Every specialization constant the shaders declare, by file and name, and the SpecId the host passes for it.
 TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
   struct Decl {
@@ -338,6 +367,7 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_common.glsl", "HEAD_GROUP", kSpecHeadGroup},
       {"attn_common.glsl", "LAYOUT", kSpecLayout},
       {"attn_common.glsl", "PAGE_SIZE", kSpecPageSize},
+      {"attn_common.glsl", "VARIANTS", kSpecVariants},
       {"attn_portable_tile.comp", "S_TM", kSpecTileSTm},
       {"attn_portable_tile.comp", "S_TN", kSpecTileSTn},
       {"attn_portable_tile.comp", "O_TM", kSpecTileOTm},
