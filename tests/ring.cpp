@@ -57,6 +57,10 @@ TEST_CASE("ring simulated: forward and backward against full attention") {
     int ran = 0;
     std::uint64_t seed = testing::config().seed + 4600;
     for (const cases::RingCase& rc : ring_cases()) {
+      if (rc.c.dtype == DType::F32 && dev.info().backend == Backend::Cuda) {  // CUDA paths run f16 and bf16 only
+        ++seed;
+        continue;
+      }
       INFO("device ", dev.info().name, ", ", name_of(rc), ", seed ", seed);
       cases::RingCheck r;
       try {
