@@ -162,9 +162,10 @@ class CudaDevice final : public DeviceImpl {
         if (c.why_not.empty()) c.why_not = cuda::sm90_fwd_supports(p);
         // sm90 has no decode kernel: its prefill kernel fills one row in 128 there, and sm80's split-KV decode ran
         // 2.5-4x faster on the H200 (bench/results/2026-12-03_h200_backward_dq_box_serving).
-        // Only where sm80 can take the call (its variants too), and not where the caller forced this path.
-        if (c.why_not.empty() && !forced && has_sm80 && cuda::sm80_fwd_supports(p).empty() &&
-            cuda::sm80_fwd_is_decode(p) && variants_why_not(Path::CudaSm80, args, false).empty())
+        // Only where sm80 can take the call (its variants too), and not where the caller forced this path. The shape
+        // test comes first: prefill calls never pay for sm80's device queries and kernel probes.
+        if (c.why_not.empty() && !forced && has_sm80 && cuda::sm80_fwd_is_decode(p) &&
+            variants_why_not(Path::CudaSm80, args, false).empty() && cuda::sm80_fwd_supports(p).empty())
           c.why_not = "decode shape (seqlen_q <= 16): cuda_sm80's split-KV decode kernel is faster";
         if (c.why_not.empty()) c.kernel = cuda::sm90_fwd_name(p);
       } else {
@@ -207,25 +208,17 @@ class CudaDevice final : public DeviceImpl {
     p.f.stream = stream;
     cudaGetLastError();
     // Scratch: the caller's, or stream-ordered from the device's pool (capturable in a CUDA graph, no host sync).
-    void* pooled = nullptr;
-    if (g.has_workspace)
-      p.workspace = ptr(g.workspace.buf);
-    else if (plan.workspace_bytes > 0) {
-      check(cudaMallocAsync(&pooled, plan.workspace_bytes, stream), "cuda backward workspace");
-      p.workspace = pooled;
-    }
-    try {
+    const std::size_t pool_bytes = g.has_workspace ? 0 : plan.workspace_bytes;
+    if (g.has_workspace) p.workspace = ptr(g.workspace.buf);
+    with_scratch(stream, pool_bytes, "cuda backward workspace", [&](void* scratch) {
+      if (scratch) p.workspace = scratch;
       if (plan.path == Path::CudaSm90)
         cuda::sm90_bwd_launch(p);
       else if (plan.path == Path::CudaSm80)
         cuda::sm80_bwd_launch(p);
       else
         throw Error(ErrorCode::Unsupported, "cuda: path " + std::string(to_string(plan.path)) + " is not a CUDA path");
-    } catch (...) {
-      if (pooled) cudaFreeAsync(pooled, stream);
-      throw;
-    }
-    if (pooled) check(cudaFreeAsync(pooled, stream), "cuda backward workspace");
+    });
     check(cudaGetLastError(), ("cuda launch " + plan.kernel).c_str());
     if (own) check(cudaStreamSynchronize(stream), ("cuda run " + plan.kernel).c_str());
   }
@@ -238,23 +231,16 @@ class CudaDevice final : public DeviceImpl {
     cudaGetLastError();  // clear any earlier non-sticky error so the check below names ours
     auto stream = static_cast<cudaStream_t>(p.stream);
     // sm80's split-KV decode scratch, stream-ordered from the device's pool as the backward's (no host sync).
-    void* pooled = nullptr;
-    if (const std::size_t ws = plan.path == Path::CudaSm80 ? cuda::sm80_fwd_workspace(p) : 0; ws > 0) {
-      check(cudaMallocAsync(&pooled, ws, stream), "cuda forward workspace");
-      p.workspace = pooled;
-    }
-    try {
+    const std::size_t ws = plan.path == Path::CudaSm80 ? cuda::sm80_fwd_workspace(p) : 0;
+    with_scratch(stream, ws, "cuda forward workspace", [&](void* scratch) {
+      p.workspace = scratch;
       if (plan.path == Path::CudaSm90)
         cuda::sm90_fwd_launch(p);
       else if (plan.path == Path::CudaSm80)
         cuda::sm80_fwd_launch(p);
       else
         throw Error(ErrorCode::Unsupported, "cuda: path " + std::string(to_string(plan.path)) + " is not a CUDA path");
-    } catch (...) {
-      if (pooled) cudaFreeAsync(pooled, stream);
-      throw;
-    }
-    if (pooled) check(cudaFreeAsync(pooled, stream), "cuda forward workspace");
+    });
     check(cudaGetLastError(), ("cuda launch " + plan.kernel).c_str());
     if (own) check(cudaStreamSynchronize(static_cast<cudaStream_t>(p.stream)), ("cuda run " + plan.kernel).c_str());
   }
@@ -336,6 +322,21 @@ class CudaDevice final : public DeviceImpl {
   }
 
   // The serving layouts are each family's own question (sm80 runs them, sm90_fwd_supports refuses them).
+  // Runs launch(scratch) with `bytes` of stream-ordered scratch from the device's pool (null when 0), freed on the
+  // stream after it, also when the launch throws: no synchronous allocation, no host wait (graph-capturable).
+  template <class Launch>
+  static void with_scratch(cudaStream_t stream, std::size_t bytes, const char* what, Launch launch) {
+    void* pooled = nullptr;
+    if (bytes > 0) check(cudaMallocAsync(&pooled, bytes, stream), what);
+    try {
+      launch(pooled);
+    } catch (...) {
+      if (pooled) cudaFreeAsync(pooled, stream);
+      throw;
+    }
+    if (pooled) check(cudaFreeAsync(pooled, stream), what);
+  }
+
   static std::string common_why_not(const AttnArgs& a) {
     if (a.dtype == DType::F32) return "dtype f32 not supported on CUDA paths (f16 and bf16 only)";
     const std::pair<const char*, std::int64_t> sizes[] = {{"batch", a.batch},     {"seqlen_q", a.seqlen_q},
