@@ -147,8 +147,8 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
 VariantSupport variant_support(Path path, bool backward) {
   switch (path) {
     case Path::CpuReference: return {true, true, true, true};
-    case Path::CudaSm90: return {true, true, true, !backward};  // sm90_mods.cuh; no dsinks output yet
-    case Path::CudaSm80: return {true, true, true, !backward};  // sm80_mods.cuh; no dsinks output yet
+    case Path::CudaSm90: return {true, true, true, true};  // sm90_mods.cuh; dsinks from bwd_common.cu's rows
+    case Path::CudaSm80: return {true, true, true, true};  // sm80_mods.cuh; dsinks from bwd_common.cu's rows
     // The tiled portable shader (attn_portable.comp, attn_common.glsl's variant functions; its other forms refuse) and
     // the portable backward (attn_bwd_portable.comp).
     case Path::VulkanPortable: return {true, true, true, !backward};  // no dsinks output yet

@@ -156,7 +156,7 @@ void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list
 std::string check_variant_backward(const Device& dev, Path path, const cases::Case& c, const Variant& var,
                                    bool deterministic, std::uint64_t seed) {
   const Device cpu = Device::open(Backend::Cpu);
-  const std::vector<float> slopes = alibi_slopes(c.heads_q);
+  const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, seed);
   const Shape qs = Shape::of(c.batch, c.seqlen_q, c.heads_q, c.head_dim);
   const Shape ks = Shape::of(c.batch, c.seqlen_k, c.heads_kv, c.head_dim);
   std::mt19937_64 rng(seed);
@@ -169,13 +169,15 @@ std::string check_variant_backward(const Device& dev, Path path, const cases::Ca
   const std::vector<float> qv = values(qs.numel()), kv = values(ks.numel()), vv = values(ks.numel()),
                            dov = values(qs.numel());
   struct Call {  // one device's tensors
-    Tensor q, k, v, out, lse, dout, dq, dk, dv, slopes;
+    Tensor q, k, v, out, lse, dout, dq, dk, dv, slopes, sinks, dsinks;
   };
+  const Shape heads{1, {c.heads_q, 0, 0, 0}};
   auto make = [&](const Device& d) {
     Call t{upload_floats(d, c.dtype, qs, qv), upload_floats(d, c.dtype, ks, kv), upload_floats(d, c.dtype, ks, vv),
            Tensor::empty(d, c.dtype, qs), Tensor::empty(d, DType::F32, Shape::of(c.batch, c.heads_q, c.seqlen_q)),
            upload_floats(d, c.dtype, qs, dov), Tensor::empty(d, c.dtype, qs), Tensor::empty(d, c.dtype, ks),
-           Tensor::empty(d, c.dtype, ks), f32_tensor(d, slopes, Shape{1, {c.heads_q, 0, 0, 0}})};
+           Tensor::empty(d, c.dtype, ks), f32_tensor(d, slopes, heads), f32_tensor(d, sinks, heads),
+           f32_tensor(d, std::vector<float>(std::size_t(c.heads_q), NAN), heads)};
     return t;
   };
   Call ref = make(cpu), got = make(dev);
@@ -186,7 +188,9 @@ std::string check_variant_backward(const Device& dev, Path path, const cases::Ca
   opt.softcap = var.softcap;
   opt.deterministic = deterministic;
   if (var.alibi) opt.alibi_slopes = &ref.slopes;
+  if (var.sinks) opt.sinks = &ref.sinks;
   attention_forward(ref.q, ref.k, ref.v, ref.out, &ref.lse, opt);
+  if (var.sinks) opt.dsinks = &ref.dsinks;
   attention_backward(ref.q, ref.k, ref.v, ref.out, ref.lse, ref.dout, ref.dq, ref.dk, ref.dv, opt);
   // The path gets the CPU forward's out (in the dtype) and lse, so only its backward is measured.
   std::vector<std::byte> img(ref.out.extent_bytes());
@@ -201,6 +205,7 @@ std::string check_variant_backward(const Device& dev, Path path, const cases::Ca
   }
   opt.path = path;
   if (var.alibi) opt.alibi_slopes = &got.slopes;
+  if (var.sinks) opt.sinks = &got.sinks, opt.dsinks = &got.dsinks;
   try {
     attention_backward(got.q, got.k, got.v, got.out, got.lse, got.dout, got.dq, got.dk, got.dv, opt);
   } catch (const Error& e) {
@@ -215,10 +220,10 @@ std::string check_variant_backward(const Device& dev, Path path, const cases::Ca
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = get(b.data(), t.dtype(), std::int64_t(i));
     return v;
   };
-  const char* names[] = {"dq", "dk", "dv"};
-  const Tensor* gots[] = {&got.dq, &got.dk, &got.dv};
-  const Tensor* refs[] = {&ref.dq, &ref.dk, &ref.dv};
-  for (int i = 0; i < 3; ++i) {
+  const char* names[] = {"dq", "dk", "dv", "dsinks"};
+  const Tensor* gots[] = {&got.dq, &got.dk, &got.dv, &got.dsinks};
+  const Tensor* refs[] = {&ref.dq, &ref.dk, &ref.dv, &ref.dsinks};
+  for (int i = 0; i < (var.sinks ? 4 : 3); ++i) {
     const std::vector<float> g = read(*gots[i]), r = read(*refs[i]);
     std::int64_t bad = 0;
     for (float x : g) bad += !std::isfinite(x);
@@ -300,9 +305,9 @@ TEST_CASE("conformance variants: block skipping, rows without keys, decode split
   check_variant_list(list, "kernel cases", config().seed + 53000);
 }
 
-// The backward of window, softcap and ALiBi on every path against the CPU reference backward (sinks have no backward
-// yet): whole query and key blocks skipped, rows without keys, a softcap whose tanh' is far from 1 (a missing factor
-// fails), GQA, Sq != Sk both ways, the deterministic dQ kernel too.
+// The backward of every variant on every path against the CPU reference backward (with sinks, dsinks too): whole
+// query and key blocks skipped, rows without keys (some seeing only the sink), a softcap whose tanh' is far from 1 (a
+// missing factor fails), GQA, Sq != Sk both ways, the deterministic dQ kernel too.
 TEST_CASE("conformance variants: the backward on every path") {
   struct Item {
     cases::Case c;
@@ -326,6 +331,10 @@ TEST_CASE("conformance variants: the backward on every path") {
       {cases::Case{1, 100, 400, 2, 1, 256, false, DType::F16}, {-1, -1, 5, true, false}, false},
       {cases::Case{1, 500, 129, 4, 2, 64, false, DType::BF16}, {3, 2, 20, true, false}, false},  // rows without keys
       {cases::Case{1, 64, 1500, 2, 1, 128, false, DType::F16}, {64, 0, 0, false, false}, false},  // key blocks no row sees
+      {cases::Case{2, 257, 257, 6, 2, 64, false, DType::BF16}, {-1, -1, 0, false, true}, false},
+      {cases::Case{1, 300, 120, 4, 2, 128, true, DType::F16}, {-1, -1, 0, false, true}, true},  // rows with the sink alone
+      {cases::Case{2, 200, 500, 8, 2, 128, true, DType::BF16}, {100, 10, 20, true, true}, false},
+      {cases::Case{1, 17, 33, 2, 1, 256, false, DType::F16}, {-1, -1, 0, false, true}, true},
   };
   const std::uint64_t seed = config().seed + 54000;
   run_on_every_path(

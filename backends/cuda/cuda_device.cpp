@@ -106,6 +106,8 @@ class CudaDevice final : public DeviceImpl {
     cudaGetDevice(&prev);
     cudaSetDevice(ordinal_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    // Outstanding stream-ordered frees complete first: the driver releases the pool once they have.
+    if (pool_ != nullptr) cudaMemPoolDestroy(pool_);
     if (prev >= 0 && prev != ordinal_) cudaSetDevice(prev);
   }
 
@@ -172,7 +174,9 @@ class CudaDevice final : public DeviceImpl {
         if (c.why_not.empty()) c.why_not = cuda::sm80_fwd_supports(p);
         if (c.why_not.empty()) c.kernel = cuda::sm80_fwd_name(p);
       }
+      const bool chosen = !forced && c.why_not.empty();
       order.push_back(std::move(c));
+      if (chosen) break;  // the paths after the one that runs are never reported: spare their device queries
     }
     return choose(std::move(order), forced);
   }
@@ -195,7 +199,9 @@ class CudaDevice final : public DeviceImpl {
         c.kernel = sm90 ? cuda::sm90_bwd_name(p) : cuda::sm80_bwd_name(p);
         c.workspace_bytes = sm90 ? cuda::sm90_bwd_workspace(p) : cuda::sm80_bwd_workspace(p);
       }
+      const bool chosen = !forced && c.why_not.empty();
       order.push_back(std::move(c));
+      if (chosen) break;
     }
     return choose(std::move(order), forced);
   }
@@ -230,6 +236,7 @@ class CudaDevice final : public DeviceImpl {
     p.stream = own ? own_stream() : args.cuda_stream;
     cudaGetLastError();  // clear any earlier non-sticky error so the check below names ours
     auto stream = static_cast<cudaStream_t>(p.stream);
+    p.mem_pool = pool();
     // sm80's split-KV decode scratch, stream-ordered from the device's pool as the backward's (no host sync).
     const std::size_t ws = plan.path == Path::CudaSm80 ? cuda::sm80_fwd_workspace(p) : 0;
     with_scratch(stream, ws, "cuda forward workspace", [&](void* scratch) {
@@ -321,13 +328,28 @@ class CudaDevice final : public DeviceImpl {
     return stream_;
   }
 
-  // The serving layouts are each family's own question (sm80 runs them, sm90_fwd_supports refuses them).
+  // The pool of the calls' scratch: this device's own, so that its memory stays reserved across the application's
+  // synchronizations (the default pool returns unused memory to the driver at each, and the next call's workspace
+  // would be mapped again), made on first use.
+  cudaMemPool_t pool() {
+    std::call_once(pool_once_, [this] {
+      cudaMemPoolProps props{};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = ordinal_;
+      check(cudaMemPoolCreate(&pool_, &props), "cudaMemPoolCreate");
+      std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
+      check(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    });
+    return pool_;
+  }
+
   // Runs launch(scratch) with `bytes` of stream-ordered scratch from the device's pool (null when 0), freed on the
   // stream after it, also when the launch throws: no synchronous allocation, no host wait (graph-capturable).
   template <class Launch>
-  static void with_scratch(cudaStream_t stream, std::size_t bytes, const char* what, Launch launch) {
+  void with_scratch(cudaStream_t stream, std::size_t bytes, const char* what, Launch launch) {
     void* pooled = nullptr;
-    if (bytes > 0) check(cudaMallocAsync(&pooled, bytes, stream), what);
+    if (bytes > 0) check(cudaMallocFromPoolAsync(&pooled, bytes, pool(), stream), what);
     try {
       launch(pooled);
     } catch (...) {
@@ -337,6 +359,7 @@ class CudaDevice final : public DeviceImpl {
     if (pooled) check(cudaFreeAsync(pooled, stream), what);
   }
 
+  // The serving layouts are each family's own question (sm80 runs them, sm90_fwd_supports refuses them).
   static std::string common_why_not(const AttnArgs& a) {
     if (a.dtype == DType::F32) return "dtype f32 not supported on CUDA paths (f16 and bf16 only)";
     const std::pair<const char*, std::int64_t> sizes[] = {{"batch", a.batch},     {"seqlen_q", a.seqlen_q},
@@ -414,6 +437,11 @@ class CudaDevice final : public DeviceImpl {
     p.dk_sb = g.dk.strides[0], p.dk_ss = g.dk.strides[1], p.dk_sh = g.dk.strides[2];
     p.dv_sb = g.dv.strides[0], p.dv_ss = g.dv.strides[1], p.dv_sh = g.dv.strides[2];
     p.deterministic = g.deterministic;
+    // Sinks change the gradients only through the forward's lse: the main kernels run as for a call without them,
+    // and the preprocess's rows give dsinks.
+    p.sinks = p.f.sinks;
+    p.f.sinks = nullptr;
+    if (g.has_dsinks) p.dsinks = static_cast<float*>(ptr(g.dsinks.buf));
     return p;
   }
 
@@ -423,6 +451,8 @@ class CudaDevice final : public DeviceImpl {
   DeviceInfo info_;
   std::once_flag stream_once_;
   cudaStream_t stream_ = nullptr;
+  std::once_flag pool_once_;
+  cudaMemPool_t pool_ = nullptr;
 };
 
 }  // namespace

@@ -441,8 +441,16 @@ class _Tensor:
             self.handle = None
 
 
+_I64_ARRAYS = [ctypes.c_int64 * n for n in range(9)]  # the array types of the ranks a call has (built once)
+
+
 def _i64(values: Sequence[int]):
-    return (ctypes.c_int64 * len(values))(*[int(x) for x in values])
+    n = len(values)
+    array = _I64_ARRAYS[n] if n < len(_I64_ARRAYS) else ctypes.c_int64 * n
+    try:
+        return array(*values)  # ints (torch.Size, tuples)
+    except TypeError:
+        return array(*[int(x) for x in values])
 
 
 def _create(dev: Device, dtype: str, shape: Sequence[int]) -> _Tensor:
@@ -454,8 +462,7 @@ def _create(dev: Device, dtype: str, shape: Sequence[int]) -> _Tensor:
 def _wrap(kind: str, dev: Device, ptr: int, dtype: str, shape, strides, keep=None) -> _Tensor:
     h = ctypes.c_void_p()
     fn = _lib.ft_tensor_wrap_cuda if kind == "cuda" else _lib.ft_tensor_wrap_host
-    _check(fn(dev._handle, ctypes.c_void_p(ptr), DTYPES[dtype], len(shape), _i64(shape), _i64(strides),
-              ctypes.byref(h)))
+    _check(fn(dev._handle, ptr, DTYPES[dtype], len(shape), _i64(shape), _i64(strides), ctypes.byref(h)))
     return _Tensor(h, keep)
 
 

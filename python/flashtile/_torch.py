@@ -7,6 +7,9 @@ torch.export trace them without running them, and attention_fwd has an autograd 
 The variants are op arguments: window_left/window_right/softcap as scalars, alibi_slopes and sinks as optional
 tensors; sinks get a gradient (dsinks) when they require one, alibi_slopes none.
 Autograd runs a backward op on the stream its forward ran on, so the gradients are queued on that stream too.
+Eager calls skip the ops' dispatch, which costs more host time than a short kernel takes: they run the same bodies
+directly (under autograd through _EagerAttention, the same formula), while torch.compile, export and tensor subclasses
+(fake tensors, functorch) take the ops.
 
 Imported by flashtile on the first torch tensor it sees; it needs torch >= 2.4 (torch.library.custom_op).
 """
@@ -63,22 +66,34 @@ def _path_arg(path) -> Optional[str]:
     raise InvalidArgument("path: needs a path name such as 'cuda_sm90', got %r" % (path,))
 
 
+_DEVICES = {}  # ("cuda", index) -> Device: Device.get's cache without its argument checks and lock
+# The current stream's handle without building a torch Stream object (torch's own raw accessor where it has one).
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _cached_device(kind: str, index: int) -> Device:
+    dev = _DEVICES.get((kind, index))
+    if dev is None:
+        dev = _DEVICES[(kind, index)] = Device.get(kind, index)
+    return dev
+
+
 def _device(q: Tensor):
     """(device, wrap kind, stream) for a call on q's device, queued on torch's current stream."""
     if q.is_cuda:
         index = q.device.index if q.device.index is not None else torch.cuda.current_device()
-        stream = torch.cuda.current_stream(q.device).cuda_stream
+        stream = _raw_stream(index) if _raw_stream else torch.cuda.current_stream(q.device).cuda_stream
         # torch's default stream is the legacy default stream, handle 0; to flashtile a null stream means "your own
         # stream, synchronously". cudaStreamLegacy ((cudaStream_t)1) names the legacy stream for launches: use it so
         # the call stays asynchronous and ordered with torch's work.
-        return Device.get("cuda", index), "cuda", stream or _CUDA_STREAM_LEGACY
-    return Device.get("cpu", 0), "host", 0
+        return _cached_device("cuda", index), "cuda", stream or _CUDA_STREAM_LEGACY
+    return _cached_device("cpu", 0), "host", 0
 
 
 def _wrapped(dev, kind, named):
     # Element strides straight from torch: no copy, whatever the layout (the library checks the head dim's stride).
     return [None if x is None else
-            _wrap(kind, dev, x.data_ptr(), _dtype(x, n), tuple(x.shape), tuple(x.stride()), keep=x)
+            _wrap(kind, dev, x.data_ptr(), _dtype(x, n), x.shape, x.stride(), keep=x)
             for n, x in named]
 
 
@@ -141,13 +156,19 @@ def _run_backward(q, k, v, out, lse, dout, causal, scale, path, deterministic, w
 # ---- The custom ops. Scalars are op arguments (bool, float?, str?) so a compiled graph carries them. ------------
 
 
+def _fwd_body(q, k, v, causal, scale, path, need_lse, reduced, deterministic, window_left, window_right, softcap,
+              alibi_slopes, sinks):
+    # deterministic is the backward's: an argument here so that setup_context sees it.
+    return _run_forward(q, k, v, causal, scale, path, need_lse, reduced, window_left, window_right, softcap,
+                        alibi_slopes, sinks)
+
+
 @torch.library.custom_op("flashtile::attention_fwd", mutates_args=())
 def attention_fwd(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], path: Optional[str],
                   need_lse: bool, reduced: bool, deterministic: bool, window_left: int, window_right: int,
                   softcap: float, alibi_slopes: Optional[Tensor], sinks: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
-    # deterministic is the backward's: an argument here so that setup_context sees it.
-    return _run_forward(q, k, v, causal, scale, path, need_lse, reduced, window_left, window_right, softcap,
-                        alibi_slopes, sinks)
+    return _fwd_body(q, k, v, causal, scale, path, need_lse, reduced, deterministic, window_left, window_right,
+                     softcap, alibi_slopes, sinks)
 
 
 @attention_fwd.register_fake
@@ -181,10 +202,14 @@ def _setup_context(ctx, inputs, output) -> None:
     ctx.save_for_backward(q, k, v, out, lse, alibi_slopes, sinks)
     ctx.causal, ctx.scale, ctx.path, ctx.deterministic = causal, scale, path, deterministic
     ctx.window, ctx.softcap = (window_left, window_right), softcap
+    # No zero tensor for lse's gradient (nothing can use lse: attention() hands it out detached) nor for an unused out.
+    ctx.set_materialize_grads(False)
 
 
-def _attention_fwd_backward(ctx, dout, _dlse):
-    # lse's gradient is dropped: attention() hands lse out detached, so nothing can depend on it.
+def _grads(ctx, dout, backward_op):
+    """The gradients of the forward's 14 inputs, through backward_op (the custom op, or its body for eager calls)."""
+    if dout is None:  # out took no part in the loss
+        return (None,) * 14
     q, k, v, out, lse, alibi_slopes, sinks = ctx.saved_tensors
     if lse.dim() != 3:
         raise InvalidArgument("lse: the forward ran without one (no input required grad then); nothing to "
@@ -192,13 +217,39 @@ def _attention_fwd_backward(ctx, dout, _dlse):
     if dout.stride(-1) != 1:  # autograd gives gradients any strides (an expanded sum has stride 0); the head dim
         dout = dout.contiguous()  # must be contiguous
     need_dsinks = sinks is not None and ctx.needs_input_grad[_SINKS_INPUT]
-    dq, dk, dv, dsinks = attention_bwd(q, k, v, out, lse, dout, ctx.causal, ctx.scale, ctx.path, ctx.deterministic,
-                                       ctx.window[0], ctx.window[1], ctx.softcap, alibi_slopes, sinks, need_dsinks)
+    dq, dk, dv, dsinks = backward_op(q, k, v, out, lse, dout, ctx.causal, ctx.scale, ctx.path, ctx.deterministic,
+                                     ctx.window[0], ctx.window[1], ctx.softcap, alibi_slopes, sinks, need_dsinks)
     # alibi_slopes get no gradient (as in FlashAttention); sinks get dsinks when they require one.
     return (dq, dk, dv) + (None,) * 10 + (dsinks if need_dsinks else None,)
 
 
-attention_fwd.register_autograd(_attention_fwd_backward, setup_context=_setup_context)
+attention_fwd.register_autograd(lambda ctx, dout, _dlse: _grads(ctx, dout, attention_bwd),
+                                setup_context=_setup_context)
+
+
+class _EagerAttention(torch.autograd.Function):
+    """attention_fwd's autograd for eager calls: the same bodies and formula, without the ops' dispatch. forward
+    takes ctx itself: a separate setup_context would make every apply() bind its arguments through inspect."""
+
+    @staticmethod
+    def forward(ctx, *inputs):
+        output = _fwd_body(*inputs)
+        _setup_context(ctx, inputs, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, dout, _dlse):
+        return _grads(ctx, dout, _run_backward)
+
+
+def _eager(*xs) -> bool:
+    """Whether a call can skip the custom ops: plain tensors, outside torch.compile and functorch transforms."""
+    if torch.compiler.is_compiling():
+        return False
+    active = getattr(torch._C._functorch, "are_transforms_active", None) if hasattr(torch._C, "_functorch") else None
+    if active is not None and active():
+        return False
+    return all(x is None or type(x) is Tensor for x in xs)
 
 
 # ---- What flashtile's entry points call for torch tensors. ------------------------------------------------------
@@ -208,12 +259,17 @@ def attention(q, k, v, causal, scale, return_lse, backend, path, reduced, determ
     _check_operands(q, (("k", k), ("v", v)), backend)
     variants = _variant_args(var, q)
     sinks = variants[4]
+    grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad or
+                                        (sinks is not None and sinks.requires_grad))
     # lse costs a little on some kernels: compute it only when asked for or when autograd will need it.
-    need_lse = bool(return_lse) or (torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or
-                                                                  v.requires_grad or
-                                                                  (sinks is not None and sinks.requires_grad)))
-    out, lse = attention_fwd(q, k, v, bool(causal), _scale_value(scale), _path_arg(path), need_lse, bool(reduced),
-                             bool(deterministic), *variants)
+    args = (q, k, v, bool(causal), _scale_value(scale), _path_arg(path), bool(return_lse) or grad, bool(reduced),
+            bool(deterministic), *variants)
+    if not _eager(q, k, v, variants[3], sinks):
+        out, lse = attention_fwd(*args)
+    elif grad:
+        out, lse = _EagerAttention.apply(*args)
+    else:
+        out, lse = _fwd_body(*args)
     return (out, lse.detach()) if return_lse else out
 
 
@@ -228,8 +284,9 @@ def attention_backward(q, k, v, out, lse, dout, causal, scale, backend, path, de
     _check_backward(q, k, v, out, lse, dout, backend)
     variants = _variant_args(var, q)
     need_dsinks = variants[4] is not None
-    dq, dk, dv, dsinks = attention_bwd(q, k, v, out, lse, dout, bool(causal), _scale_value(scale), _path_arg(path),
-                                       bool(deterministic), *variants, need_dsinks)
+    backward_op = _run_backward if _eager(q, k, v, out, lse, dout, variants[3], variants[4]) else attention_bwd
+    dq, dk, dv, dsinks = backward_op(q, k, v, out, lse, dout, bool(causal), _scale_value(scale), _path_arg(path),
+                                     bool(deterministic), *variants, need_dsinks)
     return (dq, dk, dv, dsinks) if need_dsinks else (dq, dk, dv)
 
 

@@ -26,6 +26,11 @@ struct BwdParams {
   std::int64_t dq_sb = 0, dq_ss = 0, dq_sh = 0;
   std::int64_t dk_sb = 0, dk_ss = 0, dk_sh = 0;
   std::int64_t dv_sb = 0, dv_ss = 0, dv_sh = 0;
+  // Sinks (f32 [Hq]) and their gradient, f32 [Hq] (null: not asked for): dsinks[h] = -Σ_{b,i} exp(sinks[h] -
+  // lse[b,h,i]) · Delta[b,h,i], from the preprocess's rows in a fixed order. Sinks enter dq, dk and dv only through
+  // the forward's lse, so the main kernels never see them (f.sinks is null there).
+  const float* sinks = nullptr;
+  float* dsinks = nullptr;
   bool deterministic = false;  // dq, dk, dv bit-identical run to run: no float atomics whose order varies
   // Scratch of at least the family's *_bwd_workspace(p) bytes, 256-byte aligned, contents undefined on entry. The
   // backend provides it (the caller's workspace or a stream-ordered allocation), so a launch allocates nothing.
@@ -47,7 +52,7 @@ BwdScratch bwd_scratch(const BwdParams& p, int row_pad);  // carves p.workspace
 
 // Shared passes (attn/bwd_common.cu, built for every arch):
 // preprocess: delta, lse2 and a zeroed dq_acc; convert: dq = scale · dq_acc, in dq's dtype and strides.
-void bwd_preprocess(const BwdParams& p, const BwdScratch& s);
+void bwd_preprocess(const BwdParams& p, const BwdScratch& s);  // and dsinks where p.dsinks
 void bwd_convert_dq(const BwdParams& p, const BwdScratch& s);
 
 // Each kernel family implements these in its own launch file, as the forward does: `supports` returns "" or a

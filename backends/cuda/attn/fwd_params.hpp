@@ -32,6 +32,9 @@ struct FwdParams {
   float scale_log2 = 1.0f;  // scale * log2(e): kernels use exp2
   bool causal = false;      // bottom-right aligned: row i sees keys j <= i + Sk - Sq
   void* stream = nullptr;   // cudaStream_t
+  // cudaMemPool_t for the launch's own stream-ordered allocations (sm90's tile counter): the backend's pool, which
+  // keeps its memory across synchronizations; null: the device's default pool.
+  void* mem_pool = nullptr;
   int num_sms = 0;          // of the current device
   int device_cc = 0;        // compute capability, e.g. 90
 

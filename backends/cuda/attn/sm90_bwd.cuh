@@ -46,7 +46,7 @@ struct Sm90BwdParams {
   int* dq_sem;                // deterministic: [B, Hq, m_blocks] key blocks added so far (zeroed), else null
   int seqlen_q, seqlen_k, heads_q, group, m_blocks, sq_pad;  // group = Hq / Hkv
   float scale, scale_log2;
-  Sm90ModParams mods;  // kMods kernels: the variants (window, softcap, ALiBi; sinks are refused)
+  Sm90ModParams mods;  // kMods kernels: the variants (window, softcap, ALiBi; sinks act through lse alone)
 };
 
 // The scheduler role: this CTA's key block and the query blocks it visits, iteration it = (head of the group, block).

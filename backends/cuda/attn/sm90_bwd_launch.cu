@@ -37,7 +37,6 @@ std::string sm90_bwd_supports(const BwdParams& p) {
   if (f.batch > kMaxGridYZ || f.heads_kv > kMaxGridYZ) return "batch or kv heads above 65535 (grid limit)";
   if (f.seqlen_q < 1 || f.seqlen_k < 1) return "empty sequence";
   if (f.lse == nullptr) return "needs the forward's lse";
-  if (f.sinks != nullptr) return "sinks: no backward kernel of this path has the dsinks output yet";
   // The variants' scores are taken on raw q·k (sm90_mods.cuh), the scale folded in afterwards.
   if (f.has_variant() && !(f.scale > 0.0f)) return "variants need scale > 0 on this path (scores on raw q·k)";
   // dq_acc's rows are one TMA coordinate (int32).

@@ -126,7 +126,10 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
   // share one). A counter kept per stream instead cost the short cells 2-3.4% (2026-12-03_h200_clean_house_ab), as
   // the memset-free counter did (2026-12-02_h200_sm90_scheduler_counter).
   if (dynamic) {
-    sm90_check(cudaMallocAsync(reinterpret_cast<void**>(&sched.tile_counter), sizeof(int), stream), "tile counter");
+    auto** counter = reinterpret_cast<void**>(&sched.tile_counter);
+    sm90_check(f.mem_pool ? cudaMallocFromPoolAsync(counter, sizeof(int), static_cast<cudaMemPool_t>(f.mem_pool), stream)
+                          : cudaMallocAsync(counter, sizeof(int), stream),
+               "tile counter");
     sm90_check(cudaMemsetAsync(sched.tile_counter, 0, sizeof(int), stream), "tile counter");
   }
   p.set_sched(sched);
