@@ -16,7 +16,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 import flashtile  # noqa: E402
-from test_flashtile import _has, lse_error, numel, random_values, rel_error  # noqa: E402
+from test_flashtile import _has, _torch_cuda, lse_error, numel, random_values, rel_error  # noqa: E402
 
 
 def reference(q, k, v, shape_q, shape_k, causal=False, window=(-1, -1), softcap=0.0, slopes=None, sinks=None):
@@ -253,12 +253,12 @@ def torch_reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0, slopes=
     s = torch.matmul(qf, kf.transpose(-1, -2)) / math.sqrt(D)
     if softcap > 0:
         s = softcap * torch.tanh(s / softcap)
-    i = torch.arange(Sq).view(-1, 1)
-    j = torch.arange(Sk).view(1, -1)
+    i = torch.arange(Sq, device=q.device).view(-1, 1)
+    j = torch.arange(Sk, device=q.device).view(1, -1)
     rel = j - (i + Sk - Sq)  # key minus diagonal
     if slopes is not None:  # [Hq] or [B, Hq]
         s = s - slopes.to(s.dtype).view(B if slopes.dim() == 2 else 1, Hq, 1, 1) * rel.abs().to(s.dtype)
-    hidden = torch.zeros(Sq, Sk, dtype=torch.bool)
+    hidden = torch.zeros(Sq, Sk, dtype=torch.bool, device=q.device)
     if causal:
         hidden |= rel > 0
     if window[0] >= 0:
@@ -394,6 +394,57 @@ class TorchVariantTest(unittest.TestCase):
         self.assertLessEqual(self.rel(compiled.detach(), eager.detach()), 1e-6)
         for a, b in zip(leaves, eager_leaves):
             self.assertLessEqual(self.rel(a.grad, b.grad), 1e-5)
+
+
+@unittest.skipUnless(_torch_cuda(), "torch with CUDA is not available")
+class TorchCudaVariantTest(unittest.TestCase):
+    """The variants through autograd on CUDA tensors (the GPU backward kernels, dsinks included), eager and under
+    torch.compile, against the double reference."""
+
+    def test_autograd_each_variant(self):
+        import torch
+        gen = torch.Generator(device="cuda").manual_seed(5)
+        B, Sq, Sk, Hq, Hkv, D = 2, 200, 333, 8, 2, 128
+        for causal, window, softcap, alibi, with_sinks, dtype in (
+                (False, (-1, -1), 0.0, False, True, torch.bfloat16), (True, (-1, -1), 0.0, False, True, torch.float16),
+                (True, (64, 0), 20.0, True, True, torch.bfloat16), (False, (30, 40), 5.0, True, False, torch.float16)):
+            q, k, v = (torch.randn(B, S, H, D, device="cuda", generator=gen).to(dtype)
+                       for S, H in ((Sq, Hq), (Sk, Hkv), (Sk, Hkv)))
+            slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / Hq) for h in range(Hq)], device="cuda")
+            sinks = torch.randn(Hq, device="cuda", generator=gen)
+            dout = torch.randn(B, Sq, Hq, D, device="cuda", generator=gen).to(dtype)
+            what = "causal=%s window=%s softcap=%s alibi=%s sinks=%s %s" % (causal, window, softcap, alibi,
+                                                                         with_sinks, dtype)
+            wide = [x.detach().double().requires_grad_(True) for x in (q, k, v, sinks)]
+            ref = torch_reference(*wide[:3], causal=causal, window=window, softcap=softcap,
+                                  slopes=slopes.double() if alibi else None, sinks=wide[3] if with_sinks else None)
+            (ref * dout.double()).sum().backward()
+
+            def f(q, k, v, sinks):
+                return flashtile.attention(q, k, v, causal=causal, window_size=window, softcap=softcap,
+                                           alibi_slopes=slopes if alibi else None,
+                                           sinks=sinks if with_sinks else None)
+            for mode in ("eager", "compiled"):
+                leaves = [x.detach().clone().requires_grad_(True) for x in (q, k, v, sinks)]
+                if mode == "compiled":
+                    torch._dynamo.reset()
+                    out = torch.compile(f, fullgraph=True, backend="aot_eager")(*leaves)
+                else:
+                    out = f(*leaves)
+                (out * dout).sum().backward()
+                self.assertEqual(flashtile.last_result().backend, "cuda")
+                self.assertLessEqual(rel(out.detach(), ref.detach()), 2e-2, "out %s %s" % (mode, what))
+                for name, got, want in zip(("dq", "dk", "dv"), leaves, wide):
+                    self.assertLessEqual(rel(got.grad, want.grad), 3e-2, "%s %s %s" % (name, mode, what))
+                if with_sinks:
+                    self.assertLessEqual(rel(leaves[3].grad, wide[3].grad), 3e-2, "dsinks %s %s" % (mode, what))
+                else:
+                    self.assertIsNone(leaves[3].grad)
+
+
+def rel(a, b):
+    a, b = a.double().cpu(), b.double().cpu()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
 
 
 if __name__ == "__main__":
