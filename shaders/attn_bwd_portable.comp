@@ -20,33 +20,8 @@
 #error "FT_BWD_PASS (0 preprocess, 1 dK/dV, 2 dQ) must be defined"
 #endif
 
-// ---- ABI (C++ mirror: BwdPushConstants and BwdBinding in backends/vulkan/backward.hpp) ----------------------------
-// Six tensor slots, 128 bytes: q, k, v, dO, and x, y, the pass's own: O for the preprocess, dK and dV for pass 1,
-// dQ for pass 2. Offsets and strides are in elements. The variants' values and slopes: bindings 10, 11
-// (attn_common.glsl).
-layout(push_constant, std430) uniform BwdPushConstants {
-  uint q_off, k_off, v_off, do_off, x_off, y_off;
-  uint q_sb, q_ss, q_sh;
-  uint k_sb, k_ss, k_sh;
-  uint v_sb, v_ss, v_sh;
-  uint do_sb, do_ss, do_sh;
-  uint x_sb, x_ss, x_sh;
-  uint y_sb, y_ss, y_sh;
-  uint lse_off, ws_off;  // lse f32 [B, Hq, Sq] contiguous; the workspace's first float
-  uint B, Sq, Sk, Hq, Hkv;
-  float scale_log2;      // softmax scale * log2(e)
-} pc;
-
-layout(set = 0, binding = 0, std430) readonly buffer BufQ { FT_ELEM q_data[]; };
-layout(set = 0, binding = 1, std430) readonly buffer BufK { FT_ELEM k_data[]; };
-layout(set = 0, binding = 2, std430) readonly buffer BufV { FT_ELEM v_data[]; };
-layout(set = 0, binding = 3, std430) readonly buffer BufO { FT_ELEM o_data[]; };
-layout(set = 0, binding = 4, std430) readonly buffer BufDO { FT_ELEM do_data[]; };
-layout(set = 0, binding = 5, std430) readonly buffer BufLse { float lse_data[]; };
-layout(set = 0, binding = 6, std430) buffer BufWs { float ws_data[]; };
-layout(set = 0, binding = 7, std430) writeonly buffer BufDQ { FT_ELEM dq_data[]; };
-layout(set = 0, binding = 8, std430) writeonly buffer BufDK { FT_ELEM dk_data[]; };
-layout(set = 0, binding = 9, std430) writeonly buffer BufDV { FT_ELEM dv_data[]; };
+// ---- ABI, workspace, block ranges, P and dS: attn_bwd_common.glsl (C++ mirror: backward.hpp) ----------------------
+#include "attn_bwd_common.glsl"
 
 // Four consecutive elements from element i (the packed mode's host keeps i even) and two stored at i.
 #if defined(FT_STORAGE_PACKED)
@@ -61,19 +36,13 @@ layout(set = 0, binding = 9, std430) writeonly buffer BufDV { FT_ELEM dv_data[];
 #endif
 #define FT_LD4(buf, i) vec4(FT_LD2(buf, i), FT_LD2(buf, (i) + 2u))
 
-#define FT_POS_INF uintBitsToFloat(0x7f800000u)
-
-// Workspace: lse2 then Delta, each [B, Hq, Sq].
-uint ws_row(uint b, uint h, uint row) { return pc.ws_off + (b * pc.Hq + h) * pc.Sq + row; }
-uint ws_delta(uint b, uint h, uint row) { return ws_row(b, h, row) + pc.B * pc.Hq * pc.Sq; }
-
 #if FT_BWD_PASS == 0
 // ---- Preprocess: one invocation per row ---------------------------------------------------------------------------
 void main() {
   const uint row = gl_WorkGroupID.x * WG_SIZE + gl_LocalInvocationID.x, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   if (row >= pc.Sq) return;
-  const uint o = pc.x_off + b * pc.x_sb + row * pc.x_ss + h * pc.x_sh;
-  const uint d = pc.do_off + b * pc.do_sb + row * pc.do_ss + h * pc.do_sh;
+  const uint o = bwd_x_base(b, row, h);
+  const uint d = bwd_do_base(b, row, h);
   float delta = 0.0;
   for (uint c = 0u; c < HEAD_DIM; c += 4u) delta += dot(FT_LD4(o_data, o + c), FT_LD4(do_data, d + c));
   const float lse = lse_data[pc.lse_off + (b * pc.Hq + h) * pc.Sq + row];
@@ -105,8 +74,8 @@ void load_q_do(uint b, uint h, uint m0) {
     if (i >= n || idx >= BLOCK_M * D4) continue;
     vec4 q = vec4(0.0), dout = vec4(0.0);
     if (row < pc.Sq) {
-      q = FT_LD4(q_data, pc.q_off + b * pc.q_sb + row * pc.q_ss + h * pc.q_sh + 4u * c4);
-      dout = FT_LD4(do_data, pc.do_off + b * pc.do_sb + row * pc.do_ss + h * pc.do_sh + 4u * c4);
+      q = FT_LD4(q_data, bwd_q_base(b, row, h) + 4u * c4);
+      dout = FT_LD4(do_data, bwd_do_base(b, row, h) + 4u * c4);
     }
     sh_q[r * TS + c4] = q;
     sh_do[r * TS + c4] = dout;
@@ -126,17 +95,15 @@ void load_k_v(uint b, uint hk, uint n0) {
     if (i >= n || idx >= BLOCK_N * D4) continue;
     vec4 k = vec4(0.0), v = vec4(0.0);
     if (key < pc.Sk) {
-      k = FT_LD4(k_data, pc.k_off + b * pc.k_sb + key * pc.k_ss + hk * pc.k_sh + 4u * c4);
-      v = FT_LD4(v_data, pc.v_off + b * pc.v_sb + key * pc.v_ss + hk * pc.v_sh + 4u * c4);
+      k = FT_LD4(k_data, bwd_k_base(b, key, hk) + 4u * c4);
+      v = FT_LD4(v_data, bwd_v_base(b, key, hk) + 4u * c4);
     }
     sh_k[j * TS + c4] = k;
     sh_v[j * TS + c4] = v;
   }
 }
 
-// From the tiles in shared memory: P = exp2(S·scale_log2 − lse2) and dS = P ∘ (dO·Vᵀ − Delta) for rows m0.. and keys
-// n0..; entries masked (past Sq or Sk, causal, bottom-right aligned, or window) are 0. Variants: the score takes the
-// softcap and ALiBi (ft_score_at), and dS softcap's 1 − tanh².
+// From the tiles in shared memory: P and dS for rows m0.. and keys n0.. (bwd_p_ds: masks and variants).
 void compute_p_ds(uint m0, uint n0) {
   float s[MAX_OWN], dp[MAX_OWN];
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) s[i] = dp[i] = 0.0;
@@ -154,19 +121,9 @@ void compute_p_ds(uint m0, uint n0) {
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
     const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / BLOCK_N, j = idx % BLOCK_N;
     if (i >= N_SCORES || idx >= BLOCK_M * BLOCK_N) continue;
-    const uint row = m0 + r, key = n0 + j;
-    const int diag = int(row) + int(pc.Sk) - int(pc.Sq);
-    bool visible = row < pc.Sq && key < pc.Sk;
-    if (CAUSAL != 0u && !FT_WINDOW) visible = visible && int(key) < diag + 1;
-    if (FT_WINDOW) {
-      const ivec2 keys = ft_keys_of(diag, int(pc.Sk));
-      visible = visible && int(key) >= keys.x && int(key) < keys.y;
-    }
-    float score = s[i] * pc.scale_log2, dcap = 1.0;
-    if (FT_SOFTCAP || FT_ALIBI) score = ft_score_at(score, diag - int(key), dcap);
-    const float p = visible ? exp2(score - sh_lse2[r]) : 0.0;
-    sh_p[r * PS + j] = p;
-    sh_ds[r * PS + j] = visible ? p * (dp[i] - sh_delta[r]) * dcap : 0.0;
+    const vec2 p_ds = bwd_p_ds(s[i], dp[i], m0 + r, n0 + j, sh_lse2[r], sh_delta[r]);
+    sh_p[r * PS + j] = p_ds.x;
+    sh_ds[r * PS + j] = p_ds.y;
   }
 }
 
@@ -187,18 +144,6 @@ void accumulate_dk_dv(inout vec4 dk[MAX_OWN], inout vec4 dv[MAX_OWN]) {
   }
 }
 
-// The query rows [x, y) that see any key of [n0, n0 + BLOCK_N) (causal and window bounds solved for the row), x on
-// the BLOCK_M grid: blocks of rows outside are skipped.
-uvec2 rows_seeing(uint n0) {
-  const int shift = int(pc.Sq) - int(pc.Sk);  // row = diag + shift
-  int first = 0, end = int(pc.Sq);
-  if (CAUSAL != 0u) first = int(n0) + shift;                                               // diag >= n0
-  if (FT_WINDOW && ft_var.wr >= 0) first = max(first, int(n0) - ft_var.wr + shift);        // diag + wr >= n0
-  if (FT_WINDOW && ft_var.wl >= 0) end = min(end, int(n0 + BLOCK_N) + ft_var.wl + shift);  // diag - wl < n0 + BLOCK_N
-  first = clamp(first, 0, int(pc.Sq));
-  return uvec2(uint(first) / BLOCK_M * BLOCK_M, uint(clamp(end, first, int(pc.Sq))));
-}
-
 void main() {
   const uint n0 = gl_WorkGroupID.x * BLOCK_N, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
   const uint group = pc.Hq / pc.Hkv;
@@ -207,7 +152,7 @@ void main() {
   vec4 dk[MAX_OWN], dv[MAX_OWN];
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dk[i] = dv[i] = vec4(0.0);
   // Causal and windows: blocks of rows that see none of these keys are skipped.
-  const uvec2 rows = rows_seeing(n0);
+  const uvec2 rows = bwd_rows_seeing(n0);
   for (uint g = 0u; g < group; ++g) {
     const uint h = hk * group + g;
     if (FT_ALIBI) ft_variants_init(b, h);  // this head's slope
@@ -225,8 +170,8 @@ void main() {
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
     const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4, key = n0 + j;
     if (i >= N_OWN || idx >= BLOCK_N * D4 || key >= pc.Sk) continue;
-    const uint ek = pc.x_off + b * pc.x_sb + key * pc.x_ss + hk * pc.x_sh + 4u * c4;
-    const uint ev = pc.y_off + b * pc.y_sb + key * pc.y_ss + hk * pc.y_sh + 4u * c4;
+    const uint ek = bwd_x_base(b, key, hk) + 4u * c4;
+    const uint ev = bwd_y_base(b, key, hk) + 4u * c4;
     const vec4 k = dk[i] * scale;
     FT_ST2(dk_data, ek, k.xy);
     FT_ST2(dk_data, ek + 2u, k.zw);
@@ -256,16 +201,9 @@ void main() {
   load_q_do(b, h, m0);
   vec4 dq[MAX_OWN];
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dq[i] = vec4(0.0);
-  // Causal: keys past the last row's diagonal are masked for the whole block, so those blocks are skipped; windows:
-  // also those before the first row's window (the start on the BLOCK_N grid).
-  uint n_begin = 0u, n_end = pc.Sk;
-  if (CAUSAL != 0u) n_end = uint(clamp(int(min(m0 + BLOCK_M, pc.Sq)) + int(pc.Sk) - int(pc.Sq), 0, int(pc.Sk)));
-  if (FT_WINDOW) {
-    const int shift = int(pc.Sk) - int(pc.Sq);  // diag = row + shift
-    n_end = uint(clamp(ft_keys_of(int(min(m0 + BLOCK_M, pc.Sq)) - 1 + shift, int(pc.Sk)).y, 0, int(pc.Sk)));
-    n_begin = uint(clamp(ft_keys_of(int(m0) + shift, int(pc.Sk)).x, 0, int(n_end))) / BLOCK_N * BLOCK_N;
-  }
-  for (uint n0 = n_begin; n0 < n_end; n0 += BLOCK_N) {
+  // Causal and windows: blocks of keys these rows do not see are skipped.
+  const uvec2 keys = bwd_keys_seen(m0);
+  for (uint n0 = keys.x; n0 < keys.y; n0 += BLOCK_N) {
     barrier();  // the previous block's accumulation is done with the K, V, P and dS tiles
     load_k_v(b, hk, n0);
     barrier();  // (the first time: Q and dO stored too)
@@ -277,7 +215,7 @@ void main() {
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
     const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4, row = m0 + r;
     if (i >= N_OWN || idx >= BLOCK_M * D4 || row >= pc.Sq) continue;
-    const uint e = pc.x_off + b * pc.x_sb + row * pc.x_ss + h * pc.x_sh + 4u * c4;
+    const uint e = bwd_x_base(b, row, h) + 4u * c4;
     const vec4 q = dq[i] * scale;
     FT_ST2(dq_data, e, q.xy);
     FT_ST2(dq_data, e + 2u, q.zw);

@@ -1,6 +1,7 @@
-// Helpers shared by the cooperative-matrix attention shaders (attn_coopmat.comp, attn_coopmat2.comp): 16-byte
-// views of the tensors and 8-element loads/stores that convert to/from the f16 the matrix units consume.
-// Include after attn_common.glsl (16-bit storage: FT_T16 arrays q_data, k_data, v_data, o_data).
+// Helpers shared by the cooperative-matrix attention shaders (attn_coopmat.comp, attn_coopmat2.comp,
+// attn_bwd_coopmat.comp): 16-byte views of the tensors and 8-element loads/stores that convert to/from the f16 the
+// matrix units consume. Include after attn_common.glsl (16-bit storage: FT_T16 arrays q_data, k_data, v_data, o_data;
+// with FT_OWN_ABI, the backward's, after attn_bwd_common.glsl: O is an input there, so no O views or stores).
 #ifndef FT_COOPMAT_COMMON_GLSL
 #define FT_COOPMAT_COMMON_GLSL
 
@@ -8,19 +9,24 @@
 layout(set = 0, binding = 0, std430) readonly buffer BufQ4 { uvec4 q_data4[]; };
 layout(set = 0, binding = 1, std430) readonly buffer BufK4 { uvec4 k_data4[]; };
 layout(set = 0, binding = 2, std430) readonly buffer BufV4 { uvec4 v_data4[]; };
+#ifndef FT_OWN_ABI
 layout(set = 0, binding = 3, std430) writeonly buffer BufO4 { uvec4 o_data4[]; };
 // O as pairs of elements, for tensors whose offsets and strides are even.
 layout(set = 0, binding = 3, std430) writeonly buffer BufO1 { uint o_data1[]; };
+#endif
 
 const float FT_F16_MAX = 65504.0;
 
-// Two 16-bit values of the tensor dtype (packed) -> two f16 (packed). Finite bf16 beyond f16's range clamps; NaN and
-// +-Inf pass through (clamp would make them finite: a NaN in q must give its row NaN, not a finite answer).
+// Values headed for f16: finite ones beyond its range clamp to +-65504; NaN and +-Inf pass through (clamp would make
+// them finite: a NaN in q must give its row NaN, not a finite answer).
+vec2 cm_f16_range(vec2 f) {
+  const bvec2 special = bvec2(isnan(f.x) || isinf(f.x), isnan(f.y) || isinf(f.y));
+  return mix(clamp(f, vec2(-FT_F16_MAX), vec2(FT_F16_MAX)), f, special);
+}
+// Two 16-bit values of the tensor dtype (packed) -> two f16 (packed).
 uint cm_to_f16x2(uint w) {
   if (DTYPE == FT_DTYPE_F16) return w;
-  const vec2 f = ft_unpack2(w);
-  const bvec2 special = bvec2(isnan(f.x) || isinf(f.x), isnan(f.y) || isinf(f.y));
-  return packHalf2x16(mix(clamp(f, vec2(-FT_F16_MAX), vec2(FT_F16_MAX)), f, special));
+  return packHalf2x16(cm_f16_range(ft_unpack2(w)));
 }
 uvec4 cm_to_f16x8(uvec4 w) {
   return uvec4(cm_to_f16x2(w.x), cm_to_f16x2(w.y), cm_to_f16x2(w.z), cm_to_f16x2(w.w));
@@ -42,6 +48,7 @@ uvec4 cm_load8_q(uint e, bool vec) { return cm_to_f16x8(vec ? q_data4[e >> 3] : 
 uvec4 cm_load8_k(uint e, bool vec) { return cm_to_f16x8(vec ? k_data4[e >> 3] : FT_CM_GATHER8(k_data, e)); }
 uvec4 cm_load8_v(uint e, bool vec) { return cm_to_f16x8(vec ? v_data4[e >> 3] : FT_CM_GATHER8(v_data, e)); }
 
+#ifndef FT_OWN_ABI
 // Eight floats -> the tensor dtype at element index e of out.
 void cm_store8_o(uint e, float v[8], bool vec) {
   if (vec) {
@@ -51,5 +58,6 @@ void cm_store8_o(uint e, float v[8], bool vec) {
     [[unroll]] for (uint j = 0u; j < 8u; ++j) o_data[e + j] = FT_CM_FROM_BITS(ft_float_to_bits(v[j]));
   }
 }
+#endif
 
 #endif  // FT_COOPMAT_COMMON_GLSL

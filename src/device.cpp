@@ -152,8 +152,8 @@ VariantSupport variant_support(Path path, bool backward) {
     // The tiled portable shader (attn_portable.comp, attn_common.glsl's variant functions; its other forms refuse) and
     // the portable backward (attn_bwd_portable.comp).
     case Path::VulkanPortable: return {true, true, true, !backward};  // no dsinks output yet
-    // attn_coopmat.comp's shared-memory softmax (the register-softmax entries refuse); no backward on this path.
-    case Path::VulkanCoopmat: return backward ? VariantSupport{} : VariantSupport{true, true, true, true};
+    // attn_coopmat.comp's shared-memory softmax (the register-softmax entries refuse); attn_bwd_coopmat.comp.
+    case Path::VulkanCoopmat: return {true, true, true, !backward};  // no dsinks output yet
     default: return {};
   }
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "common.hpp"
+#include "every_path.hpp"
 #include "reference.hpp"
 #include "test_config.hpp"
 
@@ -130,12 +131,17 @@ std::string check_backward_case(const Device& dev, Path path, const cases::Case&
 }
 
 // Runs `list` on every backward path of the selected devices. A path with no backward at all (every call refused
-// with "no backward kernel") is reported as skipped with its reason; a required case refused otherwise fails.
+// with "no backward kernel") is reported as skipped with its reason; a required case refused otherwise fails. Paths
+// of the backend that a device does not list are reported as skipped, with the reason a forced call gets.
 void check_backward_list(const std::vector<std::pair<cases::Case, Inputs>>& list, const char* what,
                          std::uint64_t seed) {
   const auto devices = selected_devices();
   REQUIRE_MESSAGE(!devices.empty(), "no device of the selected backend");
-  for (const Device& dev : devices)
+  for (const Device& dev : devices) {
+    report_absent_paths(dev, [&](const Device& d, Path path) -> std::string {
+      std::set<std::string> kernels;
+      return check_backward_case(d, path, list.front().first, seed, kernels, list.front().second);
+    });
     for (Path path : dev.info().paths) {
       if (config().path && *config().path != path) continue;
       int ran = 0;
@@ -160,6 +166,7 @@ void check_backward_list(const std::vector<std::pair<cases::Case, Inputs>>& list
                   dev.info().name.c_str(), std::string(to_string(path)).c_str(), ran, list.size(), names.c_str());
       CHECK(ran > 0);
     }
+  }
 }
 
 }  // namespace

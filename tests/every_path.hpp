@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace flashtile::testing {
 
@@ -20,6 +21,31 @@ inline bool refused_as_absent(const std::string& refusal, const std::string& abs
     from = bar + 1;
   }
   return false;
+}
+
+// Every path a device of backend `b` may have, in no particular order; a device lists those it can run
+// (DeviceInfo::paths).
+inline std::vector<Path> backend_paths(Backend b) {
+  switch (b) {
+    case Backend::Cpu: return {Path::CpuReference};
+    case Backend::Cuda: return {Path::CudaSm90, Path::CudaSm80};
+    case Backend::Vulkan: return {Path::VulkanCoopmat2, Path::VulkanCoopmat, Path::VulkanPortable};
+    default: return {};
+  }
+}
+
+// The paths of dev's backend that dev does not list (the suites run only those it does), each reported as skipped
+// with the reason refusal(dev, path) gives for a call forced onto it; a forced call that runs fails.
+template <class Refusal>
+void report_absent_paths(const Device& dev, Refusal refusal) {
+  for (Path path : backend_paths(dev.info().backend)) {
+    const auto& listed = dev.info().paths;
+    if (std::find(listed.begin(), listed.end(), path) != listed.end()) continue;
+    if (config().path && *config().path != path) continue;
+    const std::string why = refusal(dev, path);
+    CHECK_MESSAGE(!why.empty(), to_string(path), " is not listed by ", dev.info().name, " but ran a call");
+    MESSAGE("skipped: ", to_string(path), " on ", dev.info().name, " is not available: ", why);
+  }
 }
 
 // check(dev, path, i) runs item i on one path and returns "" (ran and was checked) or the refusal's reason. A refusal

@@ -1,5 +1,6 @@
-// The Vulkan portable backward's choices: tiles, storage mode, reasons for refusing a call, push constants and
-// grids (backward.hpp). VulkanDevice (vk_device.cpp) records the passes.
+// The Vulkan portable backward's choices: tiles, storage mode, reasons for refusing a call; and what every path's
+// backward shares: the calls' checks, push constants and grids (backward.hpp). VulkanDevice (vk_device.cpp) records
+// the passes.
 #include "backward.hpp"
 
 #include "checked.hpp"
@@ -113,13 +114,35 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
     }
   if (!tile) return "no backward tile for head_dim " + std::to_string(d) + " fits the device's shared memory";
   c.tile = *tile;
-  for (BwdPass p : kBwdPasses) {
+  for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
+    const BwdPass p = kBwdPasses[i];
+    if (p == BwdPass::Preprocess) {
+      c.passes[i] = bwd_preprocess_kernel(c.storage);
+    } else {
+      c.passes[i].spirv = std::string("attn_bwd_") + pass_name(p) + "_" + c.storage;
+      c.passes[i].block_m = c.tile.block_m, c.passes[i].block_n = c.tile.block_n, c.passes[i].wg = c.tile.wg;
+    }
+  }
+  if (std::string why = bwd_call_reason(caps, a, c); !why.empty()) return why;
+  if (caps.max_loop_keys != 0 && loop_iterations(c.tile, a) > kLlvmpipeLoopBudget)
+    return "seqlen_q * heads_q / heads_kv or seqlen_k too long for this driver's loop limit (it ends a shader's "
+           "loops after " + std::to_string(kLlvmpipeLoopLimit) + " iterations)";
+  c.kernel = "vk_portable_bwd_" + c.storage + "<d" + std::to_string(d) + "," + std::string(to_string(f.dtype)) +
+             (f.causal ? ",causal" : "") + ",bm" + std::to_string(c.tile.block_m) + ",bn" +
+             std::to_string(c.tile.block_n) + ">";
+  *out = std::move(c);
+  return "";
+}
+
+std::string bwd_call_reason(const Caps& caps, const detail::BwdArgs& a, BwdChoice& c) {
+  const detail::AttnArgs& f = a.fwd;
+  for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
     std::string why;
-    if (!find_spirv(bwd_module(p, c), &why)) return why;
-    const auto g = bwd_grid(p, c.tile, a);
-    for (int i = 0; i < 3; ++i)
-      if (g[i] > caps.max_workgroup_count[i])
-        return std::string("backward grid (") + pass_name(p) + ") exceeds maxComputeWorkGroupCount";
+    if (!find_spirv(c.passes[i].spirv, &why)) return why;
+    const auto g = bwd_grid(kBwdPasses[i], c.passes[i], a);
+    for (int j = 0; j < 3; ++j)
+      if (g[j] > caps.max_workgroup_count[j])
+        return std::string("backward grid (") + pass_name(kBwdPasses[i]) + ") exceeds maxComputeWorkGroupCount";
   }
   for (const Named& n : tensors_of(a))
     if (element_end(*n.t) > kMaxIndex)
@@ -132,33 +155,27 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
   const std::uint64_t ws_first = a.has_workspace ? a.workspace.buf.offset / 4 : 0;
   if (ws_first + ws_floats > kMaxIndex || ws_floats * 4 > caps.max_storage_buffer_range)
     return "the backward workspace (" + std::to_string(ws_floats * 4) + " bytes) is beyond the shader's indices";
-  if (caps.max_loop_keys != 0 && loop_iterations(c.tile, a) > kLlvmpipeLoopBudget)
-    return "seqlen_q * heads_q / heads_kv or seqlen_k too long for this driver's loop limit (it ends a shader's "
-           "loops after " + std::to_string(kLlvmpipeLoopLimit) + " iterations)";
   c.workspace_bytes = ws_floats * 4;
-  c.kernel = "vk_portable_bwd_" + c.storage + "<d" + std::to_string(d) + "," + std::string(to_string(f.dtype)) +
-             (f.causal ? ",causal" : "") + ",bm" + std::to_string(c.tile.block_m) + ",bn" +
-             std::to_string(c.tile.block_n) + ">";
-  *out = std::move(c);
   return "";
 }
 
-std::string bwd_module(BwdPass pass, const BwdChoice& c) {
-  return std::string("attn_bwd_") + pass_name(pass) + "_" + c.storage;
+BwdPassKernel bwd_preprocess_kernel(const std::string& storage) {
+  BwdPassKernel k;
+  k.spirv = std::string("attn_bwd_") + pass_name(BwdPass::Preprocess) + "_" + storage;
+  k.wg = kPreprocessWg;
+  return k;
 }
 
-std::uint32_t bwd_wg(BwdPass pass, const BwdTile& t) { return pass == BwdPass::Preprocess ? kPreprocessWg : t.wg; }
-
-std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdTile& t, const detail::BwdArgs& a) {
+std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdPassKernel& k, const detail::BwdArgs& a) {
   const detail::AttnArgs& f = a.fwd;
   auto blocks = [](std::int64_t n, std::uint32_t per) {
     return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) + per - 1) / per);
   };
   const auto B = static_cast<std::uint32_t>(f.batch);
   switch (pass) {
-    case BwdPass::Preprocess: return {blocks(f.seqlen_q, kPreprocessWg), static_cast<std::uint32_t>(f.heads_q), B};
-    case BwdPass::DkDv: return {blocks(f.seqlen_k, t.block_n), static_cast<std::uint32_t>(f.heads_kv), B};
-    default: return {blocks(f.seqlen_q, t.block_m), static_cast<std::uint32_t>(f.heads_q), B};
+    case BwdPass::Preprocess: return {blocks(f.seqlen_q, k.wg), static_cast<std::uint32_t>(f.heads_q), B};
+    case BwdPass::DkDv: return {blocks(f.seqlen_k, k.block_n), static_cast<std::uint32_t>(f.heads_kv), B};
+    default: return {blocks(f.seqlen_q, k.block_m), static_cast<std::uint32_t>(f.heads_q), B};
   }
 }
 

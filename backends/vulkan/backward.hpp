@@ -1,6 +1,7 @@
-// The Vulkan portable backward (shaders/attn_bwd_portable.comp): its ABI (the C++ mirror of the shader's push
-// constants and bindings: keep the two identical), tiles, and the per-call choices VulkanDevice::plan_backward and
-// run_backward (vk_device.cpp) record from. Three passes: preprocess (lse2, Delta), dK/dV, dQ; no atomics.
+// The Vulkan backward (shaders/attn_bwd_portable.comp; vulkan_coopmat's shaders/attn_bwd_coopmat.comp): its ABI (the
+// C++ mirror of shaders/attn_bwd_common.glsl's push constants and bindings: keep the two identical), the portable
+// tiles, and the per-call choices VulkanDevice::plan_backward and run_backward (vk_device.cpp) record from. Three
+// passes: preprocess (lse2, Delta; the portable module on every path), dK/dV, dQ; no atomics.
 #pragma once
 
 #include "backend.hpp"
@@ -9,7 +10,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace flashtile::vk {
 
@@ -44,7 +48,7 @@ struct BwdPushConstants {
   std::uint32_t B, Sq, Sk, Hq, Hkv;
   float scale_log2;  // softmax scale * log2(e)
 };
-static_assert(sizeof(BwdPushConstants) == 128, "BwdPushConstants must match attn_bwd_portable.comp (std430)");
+static_assert(sizeof(BwdPushConstants) == 128, "BwdPushConstants must match attn_bwd_common.glsl (std430)");
 
 // The passes in recording order (the shader's FT_BWD_PASS).
 enum class BwdPass : std::uint32_t { Preprocess = 0, DkDv = 1, Dq = 2 };
@@ -55,21 +59,36 @@ struct BwdTile {
   std::uint32_t min_dim, max_dim, block_m, block_n, wg;
 };
 
+// One pass's pipeline: its module, spec constants 3..6 (BLOCK_M, BLOCK_N, WG_SIZE) and the coopmat shape's (ids
+// 16..18), and the subgroup size it requires (0: any; else with full subgroups, as the KHR forward's).
+struct BwdPassKernel {
+  std::string spirv;
+  std::uint32_t block_m = 0, block_n = 0, wg = 0;
+  std::uint32_t required_subgroup_size = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> extra_spec;
+};
+
 // What plan_backward chose for a call (run_backward chooses it again: plans carry no variant).
 struct BwdChoice {
-  std::string storage;  // module suffix: "s16", "pk" (packed uint pairs) or "f32"
-  BwdTile tile{};
+  std::string storage;  // the portable modules' suffix: "s16", "pk" (packed uint pairs) or "f32"
+  BwdTile tile{};       // the portable tile (vulkan_portable)
+  BwdPassKernel passes[std::size(kBwdPasses)];  // in kBwdPasses order
   std::string kernel;   // Result::kernel
   std::uint64_t workspace_bytes = 0;
 };
 
 // "" with `out` filled when the portable backward can run the call on this device; else a one-line reason.
 std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* out);
-// The embedded module of one pass: attn_bwd_<pass>_<storage>.
-std::string bwd_module(BwdPass pass, const BwdChoice& c);
-// The pass's workgroup size and grid.
-std::uint32_t bwd_wg(BwdPass pass, const BwdTile& t);
-std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdTile& t, const detail::BwdArgs& a);
+// The same for vulkan_coopmat's (coopmat_paths.cpp): the KHR cooperative-matrix dK/dV and dQ passes after the
+// portable preprocess.
+std::string khr_bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* out);
+// The checks every path's choice shares, once c.passes is filled: grids, uint indices, the workspace; "" with
+// c.workspace_bytes set, else a one-line reason.
+std::string bwd_call_reason(const Caps& caps, const detail::BwdArgs& a, BwdChoice& c);
+// The portable preprocess's pipeline (every path's first pass) for 16-bit, packed or f32 storage.
+BwdPassKernel bwd_preprocess_kernel(const std::string& storage);
+// The pass's grid.
+std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdPassKernel& k, const detail::BwdArgs& a);
 // The pass's push constants; ws_off: the workspace's first float in its buffer.
 BwdPushConstants bwd_push_constants(BwdPass pass, const detail::BwdArgs& a, std::uint32_t ws_off);
 

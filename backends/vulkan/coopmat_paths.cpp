@@ -16,7 +16,12 @@
 // NV coopmat2: workgroup-scope tiles; f16 loads through tensor layouts (clamped on the ragged last tile) need no
 // shared memory; bf16 goes through a shared staging buffer (converted to f16), so its tiles fit the 48 KB limit.
 //
+// KHR backward (khr_bwd_choose): the portable preprocess, then attn_bwd_coopmat.comp's dK/dV and dQ passes in the first
+// shape family the device advertises, with the first tile per pass that fits its shared memory (the same device
+// gating as the forward's entries); f16 and bf16 (converted to f16 on load, as the forward), head dims 64/128/256.
+//
 // Why each table holds what it does, with the measurements: docs/PERFORMANCE.md, "Vulkan table choices".
+#include "backward.hpp"
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -327,6 +332,125 @@ std::vector<ShaderVariant> coopmat2_variants() {
   std::vector<ShaderVariant> out;
   for (const Cm2Entry& e : kCm2Entries) add_coopmat2(out, e);
   return out;
+}
+
+// ---- KHR backward (shaders/attn_bwd_coopmat.comp): the dK/dV and dQ passes after the portable preprocess ----------
+
+namespace {
+
+// Per pass and head dim, fastest first (untimed: sized for NVIDIA's 48 KB, the larger reuse first): subgroups per
+// workgroup, each owning CM_M keys (dK/dV) or query rows (dQ), and the rows of the streamed block (BLOCK_M query rows
+// for dK/dV, BLOCK_N keys for dQ).
+struct KhrBwdTile {
+  std::uint32_t dim, nsg, step;
+};
+const KhrBwdTile kKhrBwdDkDvTiles[] = {{64, 2, 32}, {64, 1, 32}, {64, 1, 16}, {128, 2, 16},
+                                       {128, 1, 32}, {128, 1, 16}, {256, 1, 16}};
+const KhrBwdTile kKhrBwdDqTiles[] = {{64, 2, 32}, {64, 1, 16}, {128, 2, 32}, {128, 2, 16}, {128, 1, 16}, {256, 1, 16}};
+
+// Mirrors the shared declarations of attn_bwd_coopmat.comp: R own rows, T streamed rows.
+std::uint32_t khr_bwd_shared_bytes(const Family& f, const KhrBwdTile& t, bool dkdv) {
+  const std::uint32_t d = t.dim, r = t.nsg * f.m, s = t.step;
+  return 4 * r * (d + 8)               // own rows: K and V, or Q and dO (f16)
+         + 4 * s * (d + 8)             // the streamed block: Q and dO, or K and V (f16)
+         + 8 * r * (s + 4)             // S and dP staging (f32)
+         + (dkdv ? 4 * r * (s + 8) : 2 * r * (s + 8) + 8)  // P (dK/dV; a placeholder for dQ) and dS (f16)
+         + 8 * (dkdv ? s : r);         // lse2 and Delta
+}
+
+// The shader's structural requirements: whole coopmat tiles along every dimension.
+bool khr_bwd_tile_valid(const Family& f, const KhrBwdTile& t) {
+  return t.nsg >= 1 && t.step % f.n == 0 && t.step % f.k == 0 && t.step % 8 == 0 && t.dim % f.n == 0 &&
+         t.dim % f.k == 0;
+}
+
+// One pass of family f and tile t as a table entry, so that the forward's device gating (device_reason) decides.
+ShaderVariant khr_bwd_pass(const Family& f, const KhrBwdTile& t, bool dkdv) {
+  ShaderVariant v;
+  v.path = Path::VulkanCoopmat;
+  v.spirv = dkdv ? "attn_bwd_dkdv_cm" : "attn_bwd_dq_cm";
+  v.wg_size = t.nsg * f.sg;
+  v.block_m = dkdv ? t.step : t.nsg * f.m;
+  v.block_n = dkdv ? t.nsg * f.m : t.step;
+  v.required_subgroup_size = f.sg;
+  v.needs_full_subgroups = true;
+  v.head_dims = {t.dim};
+  v.dtypes = {DType::F16, DType::BF16};
+  v.shared_bytes = khr_bwd_shared_bytes(f, t, dkdv);
+  v.needs_16bit_storage = true;
+  v.needs_float16 = true;
+  v.needs_coopmat = true;
+  v.extra_spec = {{kSpecCmM, f.m}, {kSpecCmN, f.n}, {kSpecCmK, f.k}};
+  const std::uint32_t m = f.m, n = f.n, k = f.k;
+  v.device_check = [m, n, k](const Caps& c) -> std::string {
+    if (!advertises(c, m, n, k))
+      return "device does not advertise a " + shape_name(m, n, k) + " f16*f16+f32 subgroup cooperative matrix";
+    if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat SPIR-V declares it)";
+    return "";
+  };
+  return v;
+}
+
+// The first tile of `tiles` for head dim d that family f runs on this device: "" and *out, else the first reason.
+template <std::size_t N>
+std::string khr_bwd_pick(const Caps& caps, const Family& f, const KhrBwdTile (&tiles)[N], std::uint32_t d, bool dkdv,
+                         ShaderVariant* out) {
+  std::string first;
+  for (const KhrBwdTile& t : tiles) {
+    if (t.dim != d || !khr_bwd_tile_valid(f, t)) continue;
+    ShaderVariant v = khr_bwd_pass(f, t, dkdv);
+    const std::string why = device_reason(v, caps);
+    if (why.empty()) {
+      *out = std::move(v);
+      return "";
+    }
+    if (first.empty()) first = why;
+  }
+  return first.empty() ? "no " + shape_name(f.m, f.n, f.k) + " tile for head_dim " + std::to_string(d) : first;
+}
+
+BwdPassKernel pass_kernel(const ShaderVariant& v) {
+  BwdPassKernel k;
+  k.spirv = v.spirv;
+  k.block_m = v.block_m, k.block_n = v.block_n, k.wg = v.wg_size;
+  k.required_subgroup_size = v.required_subgroup_size;
+  k.extra_spec = v.extra_spec;
+  return k;
+}
+
+}  // namespace
+
+std::string khr_bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* out) {
+  const detail::AttnArgs& f = a.fwd;
+  if (!caps.coopmat_khr) return "device lacks VK_KHR_cooperative_matrix";
+  if (f.dtype != DType::F16 && f.dtype != DType::BF16)
+    return "dtype " + std::string(to_string(f.dtype)) + " not supported (f16 and bf16: the matrix units take f16)";
+  const auto d = static_cast<std::uint32_t>(f.head_dim);
+  if (d != 64 && d != 128 && d != 256) return "head_dim " + std::to_string(d) + " not supported (64,128,256)";
+  std::string first;
+  for (const Family& fam : kFamilies) {
+    ShaderVariant dkdv, dq;
+    std::string why = khr_bwd_pick(caps, fam, kKhrBwdDkDvTiles, d, true, &dkdv);
+    if (why.empty()) why = khr_bwd_pick(caps, fam, kKhrBwdDqTiles, d, false, &dq);
+    if (!why.empty()) {
+      if (first.empty()) first = why;
+      continue;
+    }
+    BwdChoice c;
+    c.storage = "s16";  // the preprocess's module: 16-bit storage, which every coopmat entry needs
+    for (std::size_t i = 0; i < std::size(kBwdPasses); ++i)
+      c.passes[i] = kBwdPasses[i] == BwdPass::Preprocess ? bwd_preprocess_kernel(c.storage)
+                    : kBwdPasses[i] == BwdPass::DkDv   ? pass_kernel(dkdv)
+                                                        : pass_kernel(dq);
+    if (std::string call = bwd_call_reason(caps, a, c); !call.empty()) return call;
+    c.kernel = "vk_coopmat_bwd_" + shape_name(fam.m, fam.n, fam.k) + "_sg" + std::to_string(fam.sg) + "<d" +
+               std::to_string(d) + "," + std::string(to_string(f.dtype)) + (f.causal ? ",causal" : "") + ",kv" +
+               std::to_string(dkdv.block_n) + "x" + std::to_string(dkdv.block_m) + ",q" + std::to_string(dq.block_m) +
+               "x" + std::to_string(dq.block_n) + ">";
+    *out = std::move(c);
+    return "";
+  }
+  return first;
 }
 
 }  // namespace flashtile::vk

@@ -345,16 +345,13 @@ class VulkanDevice final : public detail::DeviceImpl {
     inst_->check_validation();
   }
 
-  // The backward: the portable path's three passes (backward.hpp); the cooperative-matrix paths have none yet.
+  // The backward: three passes (backward.hpp) on vulkan_coopmat (the KHR cooperative-matrix dK/dV and dQ passes) and
+  // vulkan_portable; vulkan_coopmat2 has none yet.
   detail::Plan plan_backward(const detail::BwdArgs& args, const std::optional<Path>& forced) const override {
     return choose_vk_path(forced, [&](detail::PathCheck& c) {
-      if (c.path != Path::VulkanPortable) {
-        c.why_not = "no backward kernel on this path yet (vulkan_portable has one)";
-        return;
-      }
       if (c.why_not = detail::variants_why_not(c.path, args.fwd, true); !c.why_not.empty()) return;
       BwdChoice choice;
-      c.why_not = bwd_choose(caps_, args, &choice);
+      c.why_not = bwd_choice(c.path, args, &choice);
       c.kernel = choice.kernel;
       c.workspace_bytes = choice.workspace_bytes;
     });
@@ -365,7 +362,7 @@ class VulkanDevice final : public detail::DeviceImpl {
   void run_backward(const detail::Plan& plan, const detail::BwdArgs& a) override {
     inst_->check_validation();
     BwdChoice c;
-    const std::string why = plan.path == Path::VulkanPortable ? bwd_choose(caps_, a, &c) : "no backward kernel";
+    const std::string why = bwd_choice(plan.path, a, &c);
     if (!why.empty()) throw Error(ErrorCode::Unsupported, std::string(to_string(plan.path)) + ": " + why);
     std::lock_guard<std::mutex> lock(mu_);
     const detail::AttnArgs& f = a.fwd;
@@ -379,16 +376,20 @@ class VulkanDevice final : public detail::DeviceImpl {
                                              bits ? variant_params_ : dummy_, f.has_alibi ? vb(f.alibi_slopes) : dummy_};
     VkPipeline pipes[std::size(kBwdPasses)];
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
+      const BwdPassKernel& pk = c.passes[i];
       PipelineKey k;
-      k.path = Path::VulkanPortable;
-      k.spirv = bwd_module(kBwdPasses[i], c);
+      k.path = plan.path;
+      k.spirv = pk.spirv;
       k.head_dim = static_cast<std::uint32_t>(f.head_dim);
       k.causal = f.causal ? 1 : 0;
       k.dtype = shader_dtype(f.dtype);
-      k.block_m = c.tile.block_m;
-      k.block_n = c.tile.block_n;
-      k.wg_size = bwd_wg(kBwdPasses[i], c.tile);
-      k.subgroup_size = caps_.subgroup_size;
+      k.block_m = pk.block_m;
+      k.block_n = pk.block_n;
+      k.wg_size = pk.wg;
+      k.subgroup_size = pk.required_subgroup_size ? pk.required_subgroup_size : caps_.subgroup_size;
+      k.required_subgroup_size = pk.required_subgroup_size;
+      k.full_subgroups = pk.required_subgroup_size != 0;
+      k.extra_spec = pk.extra_spec;
       k.backward = true;
       if (bits && kBwdPasses[i] != BwdPass::Preprocess) k.extra_spec.push_back({kSpecVariants, bits});
       pipes[i] = pipeline(k);
@@ -405,7 +406,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       const BwdPushConstants pc = bwd_push_constants(pass, a, ws_off);
       fn_.vkCmdPushConstants(cb, bwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
       fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipes[i]);
-      const auto g = bwd_grid(pass, c.tile, a);
+      const auto g = bwd_grid(pass, c.passes[i], a);
       fn_.vkCmdDispatch(cb, g[0], g[1], g[2]);
     }
     if (!external) {
@@ -415,6 +416,15 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
  private:
+  // The backward's choice on `path` ("" and *out), else why it cannot run the call.
+  std::string bwd_choice(Path path, const detail::BwdArgs& a, BwdChoice* out) const {
+    switch (path) {
+      case Path::VulkanPortable: return bwd_choose(caps_, a, out);
+      case Path::VulkanCoopmat: return khr_bwd_choose(caps_, a, out);
+      default: return "no backward kernel on this path yet (vulkan_coopmat and vulkan_portable have one)";
+    }
+  }
+
   // choose_path over kPathOrder: a path FLASHTILE_VK_PATHS leaves out is passed over, `check` fills the others'.
   template <class Check>
   detail::Plan choose_vk_path(const std::optional<Path>& forced, Check check) const {

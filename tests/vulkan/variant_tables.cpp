@@ -1,10 +1,11 @@
 // Host-side tests of the Vulkan variant tables (backends/vulkan/coopmat_paths.cpp, portable_paths.cpp): which KHR
-// cooperative-matrix entry a device picks from its Caps and the call, and the accumulator-layout probe's decoder; and
-// the specialization-constant ids of shader_abi.hpp against the shaders' constant_id declarations.
+// cooperative-matrix entry a device picks from its Caps and the call (forward and backward), and the accumulator-layout
+// probe's decoder; and the specialization-constant ids of shader_abi.hpp against the shaders' constant_id declarations.
 // The tables are plain data, so no Vulkan device is needed: CI checks here the selection that only GPUs exercise.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "backward.hpp"
 #include "kernels.hpp"
 
 #include <cstdint>
@@ -349,6 +350,59 @@ TEST_CASE("variant tables: calls with attention variants pick the forms that imp
   for (const ShaderVariant& v : coopmat2_variants()) CHECK_FALSE(v.variants);
 }
 
+// A backward call on call()'s shapes: every gradient and dout like q, k and v.
+detail::BwdArgs bwd_call(std::int64_t d, std::int64_t s, bool causal, DType dt = DType::F16) {
+  detail::BwdArgs b;
+  b.fwd = call(d, s, causal);
+  b.fwd.dtype = dt;
+  for (detail::TensorArg* t : {&b.fwd.q, &b.fwd.k, &b.fwd.v, &b.fwd.o}) t->dtype = dt;
+  for (detail::TensorArg* t : {&b.dout, &b.dq, &b.dk, &b.dv}) *t = b.fwd.q;
+  return b;
+}
+
+TEST_CASE("KHR backward: the advertised shape's passes after the portable preprocess; refusals say why") {
+  Caps c = nvidia_caps(2);
+  c.max_storage_buffer_range = 1ull << 32;
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (DType dt : {DType::F16, DType::BF16}) {
+        INFO("d", d, causal ? " causal " : " ", to_string(dt));
+        BwdChoice ch;
+        REQUIRE(khr_bwd_choose(c, bwd_call(d, 4096, causal, dt), &ch) == "");
+        CHECK(ch.kernel.rfind("vk_coopmat_bwd_16x16x16_sg32<", 0) == 0);
+        CHECK(ch.passes[0].spirv == "attn_bwd_pre_s16");
+        CHECK(ch.passes[0].required_subgroup_size == 0);
+        const BwdPassKernel& kv = ch.passes[1];
+        const BwdPassKernel& q = ch.passes[2];
+        CHECK(kv.spirv == "attn_bwd_dkdv_cm");
+        CHECK(q.spirv == "attn_bwd_dq_cm");
+        // A subgroup of 32 owns 16 keys (dK/dV) or rows (dQ); the streamed block is whole 16-row tiles.
+        CHECK(kv.wg == kv.block_n / 16 * 32);
+        CHECK(q.wg == q.block_m / 16 * 32);
+        CHECK(kv.block_m % 16 == 0);
+        CHECK(q.block_n % 16 == 0);
+        for (const BwdPassKernel* k : {&kv, &q}) {
+          CHECK(k->required_subgroup_size == 32);
+          CHECK(k->extra_spec == std::vector<std::pair<std::uint32_t, std::uint32_t>>{
+                                     {kSpecCmM, 16}, {kSpecCmN, 16}, {kSpecCmK, 16}});
+        }
+        CHECK(ch.workspace_bytes == 2 * 16 * 4096 * 4);
+      }
+  BwdChoice ch;
+  CHECK(khr_bwd_choose(c, bwd_call(64, 128, false, DType::F32), &ch).find("dtype f32 not supported") == 0);
+  CHECK(khr_bwd_choose(c, bwd_call(96, 128, false), &ch).find("head_dim 96 not supported") == 0);
+  Caps no_khr = c;
+  no_khr.coopmat_khr = false;
+  no_khr.coopmat_shapes.clear();
+  CHECK(khr_bwd_choose(no_khr, bwd_call(64, 128, false), &ch) == "device lacks VK_KHR_cooperative_matrix");
+  Caps other_shape = c;
+  other_shape.coopmat_shapes[0].k = 8;  // 16x16x8 only: no family of the table
+  CHECK(khr_bwd_choose(other_shape, bwd_call(64, 128, false), &ch).find("does not advertise") != std::string::npos);
+  Caps small = c;
+  small.max_shared_memory = 16384;
+  CHECK(khr_bwd_choose(small, bwd_call(256, 128, false), &ch).find("bytes of shared memory") != std::string::npos);
+}
+
 // Every specialization constant the shaders declare, by file and name, and the SpecId the host passes for it.
 TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
   struct Decl {
@@ -380,6 +434,9 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_coopmat.comp", "PREFETCH", kSpecCmPrefetch},
       {"attn_coopmat.comp", "REG_SOFTMAX", kSpecCmRegSoftmax},
       {"attn_coopmat.comp", "CM_OPT", kSpecCmOpt},
+      {"attn_bwd_coopmat.comp", "CM_M", kSpecCmM},
+      {"attn_bwd_coopmat.comp", "CM_N", kSpecCmN},
+      {"attn_bwd_coopmat.comp", "CM_K", kSpecCmK},
       {"attn_coopmat2.comp", "ALIGNED_LOADS", kSpecCm2AlignedLoads},
       {"attn_coopmat2.comp", "NARROW", kSpecCm2Narrow},
       {"attn_coopmat2.comp", "FOLD_SCALE", kSpecCm2FoldScale},
@@ -389,7 +446,8 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
   const char* files[] = {"attn_common.glsl",   "attn_coopmat.comp",     "attn_coopmat2.comp",     "attn_portable.comp",
                          "attn_portable_raw.glsl", "attn_portable_rg.comp", "attn_portable_row.comp",
                          "attn_portable_tile.comp", "attn_splitkv_reduce.comp", "attn_kv_append.comp",
-                         "coopmat_common.glsl"};
+                         "coopmat_common.glsl", "attn_bwd_portable.comp", "attn_bwd_common.glsl",
+                         "attn_bwd_coopmat.comp"};
   const std::regex constant(R"(^\s*layout\s*\(\s*constant_id\s*=\s*(\d+)\s*\)\s*const\s+\w+\s+(\w+))");
   const std::regex wg_size(R"(^\s*layout\s*\(\s*(local_size_x_id)\s*=\s*(\d+))");
   std::size_t found = 0;
