@@ -17,20 +17,13 @@
 
 namespace flashtile::cuda::sm80 {
 
-// tanh from one ex2 (relative error ~2^-22): tanh.approx.f32's 2^-11 relative error, times a softcap of 50, would
-// move a score by 0.02, past the LSE tolerance (src/cases/cases.hpp). Large |x| saturates to +-1 without overflow;
-// NaN stays NaN (the clamp's compare is false for it).
-__device__ __forceinline__ float tanh_exact(float x) {
-  constexpr float kSaturate = 16.0f;  // tanh(16) rounds to 1 in f32
-  const float xc = x > kSaturate ? kSaturate : x;
-  return 1.0f - __fdividef(2.0f, tile::fast_exp2(xc * (2.0f * tile::kLog2e)) + 1.0f);
-}
-
 // The variants of one (batch, query head).
 struct ModState {
   Window win;
   float scale_log2;  // the plain score: dot * scale_log2
-  float cap_in, cap_out;  // softcap: cap_out * tanh(dot * cap_in), cap_in = scale / softcap, cap_out = softcap·log2e
+  // softcap: cap_out * tanh(dot * scale / softcap) as tile::tanh_exp2(dot * cap_in) (one MUFU op; tile/ops.cuh says
+  // why not tanh.approx.f32): cap_in = 2 log2(e) scale / softcap, cap_out = softcap · log2 e
+  float cap_in, cap_out;
   bool softcap, alibi;
   float slope2;  // ALiBi slope in log2 units
   float sink2;   // sink logit in log2 units (-inf: none)
@@ -47,7 +40,7 @@ __device__ __forceinline__ ModState make_mods(const FwdParams& p, int b, int h) 
   m.win = window_of(p);
   m.scale_log2 = p.scale_log2;
   m.softcap = p.softcap > 0.0f;
-  m.cap_in = m.softcap ? p.scale / p.softcap : 0.0f;
+  m.cap_in = m.softcap ? 2.0f * tile::kLog2e * p.scale / p.softcap : 0.0f;
   m.cap_out = p.softcap * tile::kLog2e;
   m.alibi = p.alibi_slopes != nullptr;
   m.slope2 = alibi_slope2(p, b, h);
@@ -89,7 +82,7 @@ __device__ __forceinline__ bool crosses_window(const Window& w, std::int64_t key
 __device__ __forceinline__ float mod_score(const ModState& m, float dot, int d, float& dcap) {
   float x;
   if (m.softcap) {
-    const float t = tanh_exact(dot * m.cap_in);
+    const float t = tile::tanh_exp2(dot * m.cap_in);
     x = m.cap_out * t;
     dcap = 1.0f - t * t;
   } else {
@@ -120,7 +113,7 @@ template <int C>
 __device__ __forceinline__ void mod_scores(tile::rt_fl<16, C>& s, const ModState& m, int off0, int keys_left,
                                            bool mask) {
   if (m.softcap) {
-    tile::map(s, [&](int, int, float x) { return m.cap_out * tanh_exact(x * m.cap_in); });
+    tile::map(s, [&](int, int, float x) { return tile::tanh_exp2(x * m.cap_in, m.cap_out); });
   } else {
     tile::mul(s, s, m.scale_log2);
   }

@@ -98,21 +98,14 @@ __host__ __device__ __forceinline__ Sm90Span sm90_window_rows(const Sm90ModParam
   return {r0, r1};
 }
 
-// tanh(y / (2 log2 e)) as 1 - 2 / (2^y + 1) from ex2 (relative error 2^-22), exact at both ends (2^y = inf gives 1,
-// 0 gives -1): chosen over tanh.approx.f32 (2^-11 relative: a quarter of f16's 2e-3 output tolerance) for
-// accuracy, at one more MUFU op; sm90_check --variants times it against the plain kernel.
-__device__ __forceinline__ float sm90_tanh_exp2(float y) {
-  return 1.0f - __fdividef(2.0f, tile::fast_exp2(y) + 1.0f);
-}
-
 // ALiBi's slope of (batch, head) on raw scores, 0 without ALiBi.
 __device__ __forceinline__ float sm90_alibi_slope(const Sm90ModParams& m, int batch, int head) {
   return m.alibi != nullptr ? m.alibi[batch * m.alibi_sb + head] * m.inv_scale : 0.0f;
 }
 
 // One tile's variants for the softmax's masks (Sm90Softmax::mask): the score function and the masks of the kernel's
-// Sm90ModParams, read where it lies (held in registers through the loop, its fields spilled d128), and ALiBi's slope
-// of the tile's (batch, head) on raw scores.
+// Sm90ModParams (softcap's tanh: tile::tanh_exp2), read where it lies (held in registers through the loop, its fields
+// spilled d128), and ALiBi's slope of the tile's (batch, head) on raw scores.
 struct Sm90RowMods {
   const Sm90ModParams& m;
   float slope;
@@ -124,7 +117,7 @@ struct Sm90RowMods {
     namespace tl = flashtile::tile;
     if (m.cap_exp2 != 0.0f) {
       const float in = m.cap_exp2, out = m.cap_raw;
-      tl::map(s, [&](int, int, float x) { return out * sm90_tanh_exp2(x * in); });
+      tl::map(s, [&](int, int, float x) { return tl::tanh_exp2(x * in, out); });
     }
     if (slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
       // The distance as the lane's part of this block plus a constant an element: per-element (row - col) values

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -278,3 +280,28 @@ TEST_CASE("host: ALiBi's visit order reaches every row's peak by the block peak_
   CHECK(fails == 0);
 }
 
+// Softcap's tanh (tile::tanh_of_exp2, which tile::tanh_exp2 feeds ex2's result) against std::tanh in double over a
+// dense sweep, with ex2.approx's error (2^-22 relative) either way: absolute error < 3e-7 (the ex2 + rcp.approx form it
+// replaced: the same 2.6e-7), so that softcap 50 moves a score by < 2e-5 in log2 units, far under f16's and bf16's
+// rounding of P (2^-12, 2^-9); both ends saturate, NaN stays NaN.
+TEST_CASE("host: tanh from ex2 with an FMA-pipe reciprocal") {
+  constexpr float kCap = 50.0f;  // a · tanh, as softcap's cap · tanh
+  double worst = 0, worst_cap = 0;
+  for (double y = -80.0; y <= 80.0; y += 1e-4) {
+    const float yf = static_cast<float>(y);
+    const double ref = std::tanh(double(yf) * 0.5 * 0.69314718055994531);
+    const double e = std::exp2(double(std::min(yf, tl::kTanhMaxY)));
+    for (double rel : {-0x1p-22, 0.0, 0x1p-22}) {
+      const float ef = static_cast<float>(e * (1.0 + rel));
+      worst = std::max(worst, std::abs(double(tl::tanh_of_exp2(ef)) - ref));
+      worst_cap = std::max(worst_cap, std::abs(double(tl::tanh_of_exp2(ef, kCap)) - kCap * ref) / kCap);
+    }
+  }
+  CHECK(worst < 3e-7);
+  CHECK(worst_cap < 3e-7);
+  CHECK(tl::tanh_of_exp2(std::exp2(tl::kTanhMaxY)) == 1.0f);
+  CHECK(tl::tanh_of_exp2(0.0f) == doctest::Approx(-1.0f).epsilon(1e-6));
+  CHECK(tl::tanh_of_exp2(1.0f) == 0.0f);
+  CHECK(std::isnan(tl::tanh_of_exp2(std::numeric_limits<float>::quiet_NaN())));
+  for (float d : {1.0f, 1.5f, 3.0f, 1e4f, 4294967296.0f}) CHECK(tl::rcp_fma(d) == doctest::Approx(1.0 / d).epsilon(1e-7));
+}
