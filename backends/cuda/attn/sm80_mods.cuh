@@ -117,11 +117,31 @@ __device__ __forceinline__ void mod_scores(tile::rt_fl<16, C>& s, const ModState
   } else {
     tile::mul(s, s, m.scale_log2);
   }
-  if (m.alibi) {
-    tile::map(s, [&](int r, int c, float x) {
-      const int d = off0 + c - r;
-      return x - m.slope2 * float(d < 0 ? -d : d);
-    });
+  if (m.alibi) {  // x - slope2 · |d|, d = off0 + c - r
+    // d as the lane's part plus a constant an element, in float (exact below 2^24): an int d took an I2F an element,
+    // which runs at MUFU's quarter rate (sm_80 to sm_90), besides the IADD and IABS. A tile wholly on one side of
+    // its rows' diagonals (d <= 0 everywhere: off0 + C - 1 <= 0; d >= 0: off0 >= 15) knows d's sign, so the bias is
+    // one FFMA on d (FFMA takes no |.| operand).
+    const tile::coord l0 = tile::rt_coords(tile::lane_id(), 0);
+    const float base = float(off0 + l0.col - l0.row);
+    auto dist = [&](int j, int k) {
+      return base + float(16 * j + tile::rt_coords(0, k).col - tile::rt_coords(0, k).row);
+    };
+    const bool before = off0 + C - 1 <= 0, after = off0 >= 15;
+    if (before || after) {
+      const float signed_slope = before ? m.slope2 : -m.slope2;
+      tile::each<tile::rt_fl<16, C>>([&](int, int j, int k) {
+        const float d = dist(j, k);
+        s.v[0][j][k].x = fmaf(signed_slope, d, s.v[0][j][k].x);
+        s.v[0][j][k].y = fmaf(signed_slope, d + 1.0f, s.v[0][j][k].y);
+      });
+    } else {
+      tile::each<tile::rt_fl<16, C>>([&](int, int j, int k) {
+        const float d = dist(j, k);
+        s.v[0][j][k].x = fmaf(-m.slope2, fabsf(d), s.v[0][j][k].x);
+        s.v[0][j][k].y = fmaf(-m.slope2, fabsf(d + 1.0f), s.v[0][j][k].y);
+      });
+    }
   }
   if (mask) {
     tile::map(s, [&](int r, int c, float x) {

@@ -124,11 +124,27 @@ struct Sm90RowMods {
       // are loop-invariant, and ptxas kept them all in registers (spilled d128).
       const int lane = tl::lane_id();
       const float base = static_cast<float>(diag0 - key0 + (lane >> 2) - tl::rt_coords(lane, 0).col);
-      tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
-        const float d = base + static_cast<float>(tl::rt_coords(0, k).row - 16 * j - tl::rt_coords(0, k).col);
-        s.v[0][j][k].x = fmaf(-slope, fabsf(d), s.v[0][j][k].x);
-        s.v[0][j][k].y = fmaf(-slope, fabsf(d - 1.0f), s.v[0][j][k].y);
-      });
+      auto dist = [&](int j, int k) {
+        return base + static_cast<float>(tl::rt_coords(0, k).row - 16 * j - tl::rt_coords(0, k).col);
+      };
+      // A block wholly on one side of the warp's diagonals (keys up to its first row's, or from its last row's on:
+      // warp-uniform) knows d's sign, so -slope · |d| is one FFMA on d: FFMA takes no |.| operand, and |d| cost one
+      // more op an element. Most blocks are such (the diagonal's are the rest).
+      const bool below = key0 + NW - 1 <= diag0, above = key0 >= diag0 + 15;
+      if (below || above) {
+        const float signed_slope = below ? -slope : slope;
+        tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
+          const float d = dist(j, k);
+          s.v[0][j][k].x = fmaf(signed_slope, d, s.v[0][j][k].x);
+          s.v[0][j][k].y = fmaf(signed_slope, d - 1.0f, s.v[0][j][k].y);
+        });
+      } else {
+        tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
+          const float d = dist(j, k);
+          s.v[0][j][k].x = fmaf(-slope, fabsf(d), s.v[0][j][k].x);
+          s.v[0][j][k].y = fmaf(-slope, fabsf(d - 1.0f), s.v[0][j][k].y);
+        });
+      }
     }
     // Row r sees columns lo(r) <= col < hi(r) of the block. Masks only where the block crosses a bound of one of the
     // rows (warp-uniform: row 0 ends first, row 15 starts last).
