@@ -17,20 +17,13 @@
 
 namespace flashtile::cuda::sm80 {
 
-// tanh from one ex2 (relative error ~2^-22): tanh.approx.f32's 2^-11 relative error, times a softcap of 50, would
-// move a score by 0.02, past the LSE tolerance (src/cases/cases.hpp). Large |x| saturates to +-1 without overflow;
-// NaN stays NaN (the clamp's compare is false for it).
-__device__ __forceinline__ float tanh_exact(float x) {
-  constexpr float kSaturate = 16.0f;  // tanh(16) rounds to 1 in f32
-  const float xc = x > kSaturate ? kSaturate : x;
-  return 1.0f - __fdividef(2.0f, tile::fast_exp2(xc * (2.0f * tile::kLog2e)) + 1.0f);
-}
-
 // The variants of one (batch, query head).
 struct ModState {
   Window win;
   float scale_log2;  // the plain score: dot * scale_log2
-  float cap_in, cap_out;  // softcap: cap_out * tanh(dot * cap_in), cap_in = scale / softcap, cap_out = softcap·log2e
+  // softcap: cap_out * tanh(dot * scale / softcap) as tile::tanh_exp2(dot * cap_in) (one MUFU op; tile/ops.cuh says
+  // why not tanh.approx.f32): cap_in = 2 log2(e) scale / softcap, cap_out = softcap · log2 e
+  float cap_in, cap_out;
   bool softcap, alibi;
   float slope2;  // ALiBi slope in log2 units
   float sink2;   // sink logit in log2 units (-inf: none)
@@ -47,7 +40,7 @@ __device__ __forceinline__ ModState make_mods(const FwdParams& p, int b, int h) 
   m.win = window_of(p);
   m.scale_log2 = p.scale_log2;
   m.softcap = p.softcap > 0.0f;
-  m.cap_in = m.softcap ? p.scale / p.softcap : 0.0f;
+  m.cap_in = m.softcap ? 2.0f * tile::kLog2e * p.scale / p.softcap : 0.0f;
   m.cap_out = p.softcap * tile::kLog2e;
   m.alibi = p.alibi_slopes != nullptr;
   m.slope2 = alibi_slope2(p, b, h);
@@ -89,7 +82,7 @@ __device__ __forceinline__ bool crosses_window(const Window& w, std::int64_t key
 __device__ __forceinline__ float mod_score(const ModState& m, float dot, int d, float& dcap) {
   float x;
   if (m.softcap) {
-    const float t = tanh_exact(dot * m.cap_in);
+    const float t = tile::tanh_exp2(dot * m.cap_in);
     x = m.cap_out * t;
     dcap = 1.0f - t * t;
   } else {
@@ -120,15 +113,35 @@ template <int C>
 __device__ __forceinline__ void mod_scores(tile::rt_fl<16, C>& s, const ModState& m, int off0, int keys_left,
                                            bool mask) {
   if (m.softcap) {
-    tile::map(s, [&](int, int, float x) { return m.cap_out * tanh_exact(x * m.cap_in); });
+    tile::map(s, [&](int, int, float x) { return tile::tanh_exp2(x * m.cap_in, m.cap_out); });
   } else {
     tile::mul(s, s, m.scale_log2);
   }
-  if (m.alibi) {
-    tile::map(s, [&](int r, int c, float x) {
-      const int d = off0 + c - r;
-      return x - m.slope2 * float(d < 0 ? -d : d);
-    });
+  if (m.alibi) {  // x - slope2 · |d|, d = off0 + c - r
+    // d as the lane's part plus a constant an element, in float (exact below 2^24): an int d took an I2F an element,
+    // which runs at MUFU's quarter rate (sm_80 to sm_90), besides the IADD and IABS. A tile wholly on one side of
+    // its rows' diagonals (d <= 0 everywhere: off0 + C - 1 <= 0; d >= 0: off0 >= 15) knows d's sign, so the bias is
+    // one FFMA on d (FFMA takes no |.| operand).
+    const tile::coord l0 = tile::rt_coords(tile::lane_id(), 0);
+    const float base = float(off0 + l0.col - l0.row);
+    auto dist = [&](int j, int k) {
+      return base + float(16 * j + tile::rt_coords(0, k).col - tile::rt_coords(0, k).row);
+    };
+    const bool before = off0 + C - 1 <= 0, after = off0 >= 15;
+    if (before || after) {
+      const float signed_slope = before ? m.slope2 : -m.slope2;
+      tile::each<tile::rt_fl<16, C>>([&](int, int j, int k) {
+        const float d = dist(j, k);
+        s.v[0][j][k].x = fmaf(signed_slope, d, s.v[0][j][k].x);
+        s.v[0][j][k].y = fmaf(signed_slope, d + 1.0f, s.v[0][j][k].y);
+      });
+    } else {
+      tile::each<tile::rt_fl<16, C>>([&](int, int j, int k) {
+        const float d = dist(j, k);
+        s.v[0][j][k].x = fmaf(-m.slope2, fabsf(d), s.v[0][j][k].x);
+        s.v[0][j][k].y = fmaf(-m.slope2, fabsf(d + 1.0f), s.v[0][j][k].y);
+      });
+    }
   }
   if (mask) {
     tile::map(s, [&](int r, int c, float x) {

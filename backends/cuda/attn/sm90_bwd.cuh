@@ -223,7 +223,7 @@ struct Sm90BwdGrads {
       const float in = mp.cap_exp2, out = mp.cap_raw;
       tl::each<tl::rt_fl<16, M>>([&](int, int j, int k) {
         float2& x = s.v[0][j][k];
-        x = make_float2(out * sm90_tanh_exp2(x.x * in), out * sm90_tanh_exp2(x.y * in));
+        x = make_float2(tl::tanh_exp2(x.x * in, out), tl::tanh_exp2(x.y * in, out));
       });
     }
     if (slope != 0.0f)

@@ -226,6 +226,9 @@ struct Sm90Softmax {
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
   bool rescale = true;
   bool ref_all = false;  // kLazy 3: every row of the warp has a reference (false at a tile's first block)
+  // kPeaks: whether every row of the warp has met its ALiBi peak (Sm90RowMods::peak_seen), else always.
+  static constexpr bool kPeaks = sm90_alibi_order(kCausal, kMods);
+  bool peaked = !kPeaks;
   // kLazy 4 sets a reference kBias above its row max, so that the fast check's P < 2 is P < 2^kSm90LazyBits against
   // the max, as kLazy 3's sums check; a move (P >= kMovePow) puts it kBias above the block's max again.
   static constexpr float kBias = kLazy == 4 ? kSm90LazyLog2 - 1.0f : 0.0f;
@@ -245,7 +248,10 @@ struct Sm90Softmax {
   __device__ __forceinline__ void step(tile::rt_fl<16, NW>& s, int key0, const MP& mp = {}) {
     namespace tl = flashtile::tile;
     mask(s, key0, mp);
-    if (ref_all) {
+    // kPeaks: the lazy reference holds only past the rows' ALiBi peaks; before them, the exact path's maxima.
+    const bool lazy = ref_all && peaked;
+    if constexpr (kPeaks) peaked = peaked || mp.peak_seen(key0, last0);
+    if (lazy) {
       tl::exp2_fma_row(s, s, scale_log2, m_use);
       // The fast check. kLazy 4: every P < 2 (2^8 past the row max, the reference sitting kBias above it), by one
       // OR a pair. kLazy 3: the lane's block sums of P (which l needs anyway) <= 2^8. bound: this lane's bound on
@@ -594,9 +600,12 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
     const Sm90Tile tt = sched.tile(t);
     const Sm90Blocks range = blocks_of(tt);
     const int n_blocks = range.n, key_base = range.first * N;  // key_base: the lowest block's first key
+    auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
+      return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
+    };
     if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
     const int qb = j % Sh::kQBufs;
-    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, (n_blocks - 1) * N + key_base, tt);
+    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, key_of(0), tt);
     tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
     sched.publish(sm, j, t);
     tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
@@ -604,8 +613,8 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
     // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
     for (int it = 0; it <= n_blocks; ++it) {
       if (it < n_blocks && (!Sh::kOTma || it > 0))
-        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, (n_blocks - 1 - it) * N + key_base, tt);
-      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, (n_blocks - it) * N + key_base, tt);
+        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, key_of(it), tt);
+      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, key_of(it - 1), tt);
     }
     kv += n_blocks;
     ++j;
@@ -698,6 +707,9 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads,
     const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     const int key_base = range.first * N;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
+    auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
+      return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
+    };
     kv += skip;
     // Pingpong: turns at issuing wgmmas (Sm90Bar's turns); consumer 1 lets 0 go first, skips its last hand-back.
     constexpr int kPair = 2 * kSm90WgThreads;
@@ -738,7 +750,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads,
         tl::wait<0>();
         tl::fence_operand(s);
         qk_done(0);
-        sfx.step(s, (n_blocks - 1) * N + key_base, mp);
+        sfx.step(s, key_of(0), mp);
         tl::copy_zero_pad(p_reg, s);
       });
     } else {
@@ -749,7 +761,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads,
       turn_end(false);
       tl::wait<0>();
       qk_done(0);
-      sfx.step(s_acc, (n_blocks - 1) * N + key_base, mp);
+      sfx.step(s_acc, key_of(0), mp);
       tl::copy(p_reg, s_acc);
     }
     for (int it = 1; it < n_blocks; ++it) {
@@ -762,7 +774,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads,
       turn_end(false);
       tl::wait<1>();
       qk_done(it);
-      sfx.step(s_acc, (n_blocks - 1 - it) * N + key_base, mp);
+      sfx.step(s_acc, key_of(it), mp);
       tl::wait<0>();
       pv_done(it - 1);
       sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, sched.tile(t), c, w, k0); }, mp);

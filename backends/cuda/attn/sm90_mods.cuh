@@ -58,16 +58,34 @@ __host__ __device__ __forceinline__ Sm90Span sm90_window_keys(const Sm90ModParam
   return {lo, hi};
 }
 
-// The K/V blocks of N keys a tile visits: first, first + 1, .., first + n - 1 (n = 0: no key).
+// The K/V blocks of N keys a tile visits: first, first + 1, .., first + n - 1 (n = 0: no key), from the highest down,
+// or (lead > 0) from the lead-th below the highest down to the first, then from the highest down to the rest.
 struct Sm90Blocks {
   int first, n;
+  int lead = 0;
 };
+// The first key of the block at visit position it (0 .. n - 1).
+template <int N>
+__host__ __device__ __forceinline__ int sm90_block_key(const Sm90Blocks& b, int it) {
+  const int o = b.n - 1 - b.lead - it;
+  return (b.first + (o < 0 ? o + b.n : o)) * N;
+}
+// ALiBi's tiles start at the block holding their last row's diagonal (clipped to the keys they see), the peak of
+// that row's bias: going down from it, each row meets its own peak within the first blocks (those its tile's
+// diagonals span), past which its bias only falls and the lazy reference holds (Sm90Softmax::peaked). Visited from
+// the highest block, a non-causal row's maximum instead rose by slope · N a block up to its diagonal, past the
+// reference every time: P overflowed and each such block was computed again (sm90_redo_s), 12x the plain kernel's
+// time at 4k. The non-causal kernels only (sm90_alibi_order); causal tiles come out with lead 0.
 template <int N>
 __host__ __device__ __forceinline__ Sm90Blocks sm90_window_blocks(const Sm90ModParams& m, int r0, int r1, int sq,
                                                                   int sk) {
   const Sm90Span k = sm90_window_keys(m, r0, r1, sq, sk);
   if (k.hi <= k.lo) return {0, 0};
-  return {k.lo / N, (k.hi + N - 1) / N - k.lo / N};
+  const Sm90Blocks b{k.lo / N, (k.hi + N - 1) / N - k.lo / N};
+  if (m.alibi == nullptr) return b;
+  const int diag = (r1 < sq ? r1 : sq) - 1 + sk - sq;  // the last row's (rows past Sq have no peak)
+  const int peak = diag < k.lo ? k.lo : diag >= k.hi ? k.hi - 1 : diag;
+  return {b.first, b.n, (k.hi - 1) / N - peak / N};
 }
 
 // Query rows that see a key of [key0, last] (the backward's query blocks of a key block): row i sees keys
@@ -80,21 +98,14 @@ __host__ __device__ __forceinline__ Sm90Span sm90_window_rows(const Sm90ModParam
   return {r0, r1};
 }
 
-// tanh(y / (2 log2 e)) as 1 - 2 / (2^y + 1) from ex2 (relative error 2^-22), exact at both ends (2^y = inf gives 1,
-// 0 gives -1): chosen over tanh.approx.f32 (2^-11 relative: a quarter of f16's 2e-3 output tolerance) for
-// accuracy, at one more MUFU op; sm90_check --variants times it against the plain kernel.
-__device__ __forceinline__ float sm90_tanh_exp2(float y) {
-  return 1.0f - __fdividef(2.0f, tile::fast_exp2(y) + 1.0f);
-}
-
 // ALiBi's slope of (batch, head) on raw scores, 0 without ALiBi.
 __device__ __forceinline__ float sm90_alibi_slope(const Sm90ModParams& m, int batch, int head) {
   return m.alibi != nullptr ? m.alibi[batch * m.alibi_sb + head] * m.inv_scale : 0.0f;
 }
 
 // One tile's variants for the softmax's masks (Sm90Softmax::mask): the score function and the masks of the kernel's
-// Sm90ModParams, read where it lies (held in registers through the loop, its fields spilled d128), and ALiBi's slope
-// of the tile's (batch, head) on raw scores.
+// Sm90ModParams (softcap's tanh: tile::tanh_exp2), read where it lies (held in registers through the loop, its fields
+// spilled d128), and ALiBi's slope of the tile's (batch, head) on raw scores.
 struct Sm90RowMods {
   const Sm90ModParams& m;
   float slope;
@@ -106,18 +117,34 @@ struct Sm90RowMods {
     namespace tl = flashtile::tile;
     if (m.cap_exp2 != 0.0f) {
       const float in = m.cap_exp2, out = m.cap_raw;
-      tl::map(s, [&](int, int, float x) { return out * sm90_tanh_exp2(x * in); });
+      tl::map(s, [&](int, int, float x) { return tl::tanh_exp2(x * in, out); });
     }
     if (slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
       // The distance as the lane's part of this block plus a constant an element: per-element (row - col) values
       // are loop-invariant, and ptxas kept them all in registers (spilled d128).
       const int lane = tl::lane_id();
       const float base = static_cast<float>(diag0 - key0 + (lane >> 2) - tl::rt_coords(lane, 0).col);
-      tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
-        const float d = base + static_cast<float>(tl::rt_coords(0, k).row - 16 * j - tl::rt_coords(0, k).col);
-        s.v[0][j][k].x = fmaf(-slope, fabsf(d), s.v[0][j][k].x);
-        s.v[0][j][k].y = fmaf(-slope, fabsf(d - 1.0f), s.v[0][j][k].y);
-      });
+      auto dist = [&](int j, int k) {
+        return base + static_cast<float>(tl::rt_coords(0, k).row - 16 * j - tl::rt_coords(0, k).col);
+      };
+      // A block wholly on one side of the warp's diagonals (keys up to its first row's, or from its last row's on:
+      // warp-uniform) knows d's sign, so -slope · |d| is one FFMA on d: FFMA takes no |.| operand, and |d| cost one
+      // more op an element. Most blocks are such (the diagonal's are the rest).
+      const bool below = key0 + NW - 1 <= diag0, above = key0 >= diag0 + 15;
+      if (below || above) {
+        const float signed_slope = below ? -slope : slope;
+        tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
+          const float d = dist(j, k);
+          s.v[0][j][k].x = fmaf(signed_slope, d, s.v[0][j][k].x);
+          s.v[0][j][k].y = fmaf(signed_slope, d - 1.0f, s.v[0][j][k].y);
+        });
+      } else {
+        tl::each<tl::rt_fl<16, NW>>([&](int, int j, int k) {
+          const float d = dist(j, k);
+          s.v[0][j][k].x = fmaf(-slope, fabsf(d), s.v[0][j][k].x);
+          s.v[0][j][k].y = fmaf(-slope, fabsf(d - 1.0f), s.v[0][j][k].y);
+        });
+      }
     }
     // Row r sees columns lo(r) <= col < hi(r) of the block. Masks only where the block crosses a bound of one of the
     // rows (warp-uniform: row 0 ends first, row 15 starts last).
@@ -140,6 +167,13 @@ struct Sm90RowMods {
         s.v[0][j][k].y = at + 1 < n ? s.v[0][j][k].y : tl::kNegInf;
       });
     }
+  }
+
+  // Whether the block at key0 holds or lies below the peak of ALiBi's bias (the diagonal, at least key 0) of the
+  // warp's first row, whose diagonal diag0 is the warp's lowest: in sm90_window_blocks' order every row of the warp
+  // has met its peak once such a block was seen. Without ALiBi, always.
+  __device__ __forceinline__ bool peak_seen(int key0, int diag0) const {
+    return slope == 0.0f || key0 <= (diag0 > 0 ? diag0 : 0);
   }
 };
 // Plain kernels' stand-in (no members).

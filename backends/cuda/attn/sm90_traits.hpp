@@ -168,6 +168,11 @@ constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k, bool mods = 
   return !causal && !mods && !sm90_short_kernel(d, causal, seqlen_k) && seqlen_k > c.cluster_min_sk ? c.cluster : 1;
 }
 
+// Whether a kernel visits ALiBi's tiles in their own order (sm90_window_blocks' lead) and keeps its lazy reference
+// until each row has met its peak (Sm90Softmax): the variants' non-causal kernels. Causal tiles start at their rows'
+// peaks anyway (lead 0), and there a row with a reference has met its peak.
+constexpr bool sm90_alibi_order(bool causal, bool mods) { return mods && !causal; }
+
 // Named barriers (bar.sync ids; 0 is __syncthreads'): pingpong's two turns, then one a consumer for O's TMA store.
 enum Sm90Bar : int { kSm90BarTurn0 = 1, kSm90BarTurn1 = 2, kSm90BarOStore0 = 3 /* ..5 */ };
 
@@ -181,6 +186,7 @@ struct Sm90Shape {
   static_assert(kK.d == D && kL.d == D, "no row of kSm90Kernels / kSm90Launches for this kernel");
   static constexpr bool kShort = kKind != Sm90Kind::main;
   static constexpr bool kMods = kMods_;
+  static constexpr bool kAlibiOrder = sm90_alibi_order(kCausal, kMods);
   static constexpr int kHeadDim = D;
   static constexpr int kConsumers = kK.consumers;
   static constexpr int kBlockN = kK.block_n;

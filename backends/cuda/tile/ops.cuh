@@ -15,6 +15,7 @@
 //   exp2_fma_row(d, s, x, v)   d = exp2(s * x - v[row]) in one FFMA + ex2 per element (x: scale·log2e);
 //                               exp2_fma_row<P> sends every P-th pair through poly_exp2 (FMA pipe) instead
 //   poly_exp2(x)               2^x without the MUFU unit (rel. error < 1e-4; x >= 128 gives ~2^128, finite)
+//   rcp_fma(d), tanh_exp2(y)   1/d on the FMA pipe; tanh(y / (2 log2 e)) with one MUFU op (softcap)
 //   fill(v, x), mul(v, a, b), sub(v, a, b), exp2(v, a), max(v, a, b), add(v, a, b)
 //   any_abs_ge2(t)             whether an element of this lane's t has |x| >= 2 or is inf/NaN (its exponent's top bit):
 //                               an OR a pair of elements, where a max or sum would take one op an element
@@ -36,6 +37,9 @@
 //   fill(st, x, tid, threads)  every element of a shared tile = x, by `threads` threads (generic proxy: wgmma or TMA
 //                               reads need fence_proxy_async and a barrier after).
 #pragma once
+
+#include <bit>
+#include <cstdint>
 
 #include "tile/base.cuh"
 #include "tile/rt.cuh"
@@ -77,6 +81,31 @@ __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// 1 / d for 1 <= d < 2^126 (NaN stays NaN) on the FMA and integer pipes: a first guess from the bits (relative error
+// 5%), then three Newton steps r += r (1 - d r), each squaring the error: 2^-24 relative, as MUFU's rcp.approx.
+__host__ __device__ __forceinline__ float rcp_fma(float d) {
+  constexpr std::uint32_t kGuess = 0x7EF311C3u;  // kGuess - bits(d): the exponent negated, the mantissa ~linearly
+  float r = std::bit_cast<float>(kGuess - std::bit_cast<std::uint32_t>(d));
+#pragma unroll
+  for (int i = 0; i < 3; ++i) r = fmaf(r, fmaf(-d, r, 1.0f), r);
+  return r;
+}
+
+// a · tanh from e = 2^y: a - 2a / (e + 1), the reciprocal by rcp_fma (e >= 0, <= 2^kTanhMaxY).
+inline constexpr float kTanhMaxY = 32.0f;  // y past it: 1 - 2^-31 rounds to 1 in f32
+__host__ __device__ __forceinline__ float tanh_of_exp2(float e, float a = 1.0f) {
+  return fmaf(-2.0f * a, rcp_fma(e + 1.0f), a);
+}
+
+// a · tanh(y / (2 log2 e)), i.e. of x for y = 2 log2(e) x, with one MUFU op (ex2): softcap's, where the softmax's own
+// ex2 already keeps MUFU the busiest unit (ex2 + rcp.approx made softcap 0.53x of the plain sm90 kernel). Absolute
+// error < 3e-7 · a over all y (tests/cuda/tile/test_host.cu sweeps it against std::tanh), the exact-ish tanh the
+// softcap's cap · tanh needs: tanh.approx.f32's 2^-11 relative, times a softcap of 50, would move a score by 0.02,
+// past f16's output and the LSE tolerances. Large y saturates to a (inf too), -inf gives -a, NaN stays NaN.
+__device__ __forceinline__ float tanh_exp2(float y, float a = 1.0f) {
+  return tanh_of_exp2(fast_exp2(y > kTanhMaxY ? kTanhMaxY : y), a);
 }
 
 // 2^x on the FMA and integer pipes (-inf gives exactly 0, x >= 128 about 2^128, finite): round x to n, 2^(x-n) by a

@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -216,4 +218,90 @@ TEST_CASE("host: the variants' window ranges match a brute force") {
             }
           }
   CHECK(fails == 0);
+}
+
+// ALiBi's visit order (sm90_window_blocks' lead, sm90_block_key): every block of the tile once, and for each warp of
+// 16 rows, by the first block that Sm90RowMods::peak_seen accepts, the block of each of its rows' ALiBi peak (the key
+// it sees nearest its diagonal) has been visited: past it the softmax's lazy reference holds. That block comes right
+// after those between the tile's first block and the warp's peak, so only these take the exact path.
+TEST_CASE("host: ALiBi's visit order reaches every row's peak by the block peak_seen names") {
+  constexpr int M = 128;
+  const float slope = 1.0f;
+  int fails = 0, cases = 0;
+  auto check = [&]<int N>() {
+    for (int sq : {1, 17, 100, 257, 700})
+      for (int sk : {1, 17, 130, 300, 701})
+        for (int wl : {-1, 0, 50})
+          for (int wr : {-1, 0, 60})
+            for (bool causal : {false, true}) {
+              fc::FwdParams f{};
+              f.seqlen_q = sq, f.seqlen_k = sk, f.window_left = wl, f.window_right = wr, f.causal = causal;
+              f.scale = 0.125f, f.alibi_slopes = &slope;
+              const fc::Sm90ModParams m = fc::sm90_mod_params(f);
+              const fc::Sm90ModParams plain = [&] { fc::Sm90ModParams q = m; q.alibi = nullptr; return q; }();
+              for (int r0 = 0; r0 < sq; r0 += M) {
+                const fc::Sm90Blocks b = fc::sm90_window_blocks<N>(m, r0, r0 + M, sq, sk);
+                const fc::Sm90Blocks b0 = fc::sm90_window_blocks<N>(plain, r0, r0 + M, sq, sk);
+                fails += b.first != b0.first || b.n != b0.n || b0.lead != 0 || b.lead < 0 || (b.n > 0 && b.lead >= b.n);
+                fails += causal && b.lead != 0;  // causal kernels keep the plain order (Sm90Shape::kAlibiOrder)
+                if (b.n == 0) continue;
+                std::vector<int> at(b.n, -1);  // visit position of each block
+                for (int it = 0; it < b.n; ++it) {
+                  const int blk = fc::sm90_block_key<N>(b, it) / N - b.first;
+                  if (blk < 0 || blk >= b.n || at[blk] >= 0) ++fails;
+                  else at[blk] = it;
+                }
+                const fc::Sm90Span keys = fc::sm90_window_keys(m, r0, r0 + M, sq, sk);
+                for (int w0 = r0; w0 < std::min(sq, r0 + M); w0 += 16) {
+                  const int diag0 = w0 + sk - sq;
+                  int seen = b.n;
+                  for (int it = b.n - 1; it >= 0; --it)
+                    if (fc::sm90_block_key<N>(b, it) <= std::max(diag0, 0)) seen = it;
+                  // and no later than the blocks between the tile's first block and the warp's peak need: the
+                  // blocks above the peaks (from the highest down, each past the reference) are visited last
+                  const int start = std::clamp(std::min(sq, r0 + M) - 1 + sk - sq, keys.lo, keys.hi - 1) / N;
+                  fails += seen > start - std::clamp(std::max(diag0, 0), keys.lo, keys.hi - 1) / N;
+                  for (int i = w0; i < std::min(sq, w0 + 16); ++i) {
+                    // the row's visible keys, as sm90_window_keys of one row
+                    const fc::Sm90Span r = fc::sm90_window_keys(m, i, i + 1, sq, sk);
+                    if (r.hi <= r.lo) continue;
+                    const int peak = std::clamp(i + sk - sq, r.lo, r.hi - 1);
+                    ++cases;
+                    fails += peak < keys.lo || peak >= keys.hi || at[peak / N - b.first] > seen;
+                  }
+                }
+              }
+            }
+  };
+  check.template operator()<128>();
+  check.template operator()<176>();
+  check.template operator()<80>();
+  CHECK(cases > 0);
+  CHECK(fails == 0);
+}
+
+// Softcap's tanh (tile::tanh_of_exp2, which tile::tanh_exp2 feeds ex2's result) against std::tanh in double over a
+// dense sweep, with ex2.approx's error (2^-22 relative) either way: absolute error < 3e-7 (the ex2 + rcp.approx form it
+// replaced: the same 2.6e-7), so that softcap 50 moves a score by < 2e-5 in log2 units, far under f16's and bf16's
+// rounding of P (2^-12, 2^-9); both ends saturate, NaN stays NaN.
+TEST_CASE("host: tanh from ex2 with an FMA-pipe reciprocal") {
+  constexpr float kCap = 50.0f;  // a · tanh, as softcap's cap · tanh
+  double worst = 0, worst_cap = 0;
+  for (double y = -80.0; y <= 80.0; y += 1e-4) {
+    const float yf = static_cast<float>(y);
+    const double ref = std::tanh(double(yf) * 0.5 * 0.69314718055994531);
+    const double e = std::exp2(double(std::min(yf, tl::kTanhMaxY)));
+    for (double rel : {-0x1p-22, 0.0, 0x1p-22}) {
+      const float ef = static_cast<float>(e * (1.0 + rel));
+      worst = std::max(worst, std::abs(double(tl::tanh_of_exp2(ef)) - ref));
+      worst_cap = std::max(worst_cap, std::abs(double(tl::tanh_of_exp2(ef, kCap)) - kCap * ref) / kCap);
+    }
+  }
+  CHECK(worst < 3e-7);
+  CHECK(worst_cap < 3e-7);
+  CHECK(tl::tanh_of_exp2(std::exp2(tl::kTanhMaxY)) == 1.0f);
+  CHECK(tl::tanh_of_exp2(0.0f) == doctest::Approx(-1.0f).epsilon(1e-6));
+  CHECK(tl::tanh_of_exp2(1.0f) == 0.0f);
+  CHECK(std::isnan(tl::tanh_of_exp2(std::numeric_limits<float>::quiet_NaN())));
+  for (float d : {1.0f, 1.5f, 3.0f, 1e4f, 4294967296.0f}) CHECK(tl::rcp_fma(d) == doctest::Approx(1.0 / d).epsilon(1e-7));
 }

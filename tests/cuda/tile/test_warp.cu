@@ -1,8 +1,9 @@
 // Warp-level tile ops: cp.async into swizzled shared tiles, ldmatrix (row and transposed), mma.sync A·Bᵀ and A·B,
-// row reductions, warp_uniform, column masks, exp2, stores with a row limit (4-byte and quad-shuffled wide). Runs on
-// any sm_80+ device.
+// row reductions, warp_uniform, column masks, exp2, softcap's tanh, stores with a row limit (4-byte and quad-shuffled
+// wide). Runs on any sm_80+ device.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -128,6 +129,11 @@ __global__ void k_poly(const float* x, float* y, int n, const float* t, float* e
   tl::store(e, 64, b, 32);
 }
 
+// tanh_exp2 (softcap's tanh: ex2 and rcp_fma) on the device, y = 2 log2(e) x, scaled by a.
+__global__ void k_tanh(const float* y, float* t, int n, float a) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) t[i] = tl::tanh_exp2(y[i], a);
+}
+
 // store_scaled and store_scaled_wide<8> / <16> of one 32x128 tile with per-row scales, rows >= valid untouched, into
 // rows of stride ld (> 128: the padding must stay untouched too).
 template <typename T>
@@ -237,6 +243,37 @@ TEST_CASE("warp warp_uniform: lane 0's value in every lane") { run_uniform(); }
 TEST_CASE("warp mask_cols: -inf from each row's column limit on") { run_mask(); }
 TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, bf16") { run_store_wide<tl::bf16>(); }
 TEST_CASE("warp store_scaled_wide: 8- and 16-byte stores through quad shuffles, f16") { run_store_wide<tl::half>(); }
+
+// The host sweep (test_host.cu) models ex2.approx; here the device's own ex2 and FMAs: absolute error < 3e-7 of a
+// (past +-32, inf included, the saturated ends), NaN kept.
+TEST_CASE("warp tanh_exp2: softcap's tanh against std::tanh") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> hy;
+  for (int i = -400000; i <= 400000; ++i) hy.push_back(i * 1e-4f);  // -40 .. 40
+  for (float v : {1e-30f, -1e-30f, 31.9f, 32.0f, 33.0f, 100.0f, -100.0f, -200.0f, 1e30f, -1e30f, inf, -inf, nan})
+    hy.push_back(v);
+  for (float a : {1.0f, 50.0f}) {
+    dev_buf<float> dy(hy.size()), dt(hy.size());
+    dy.upload(hy);
+    k_tanh<<<1, 256>>>(dy.p, dt.p, static_cast<int>(hy.size()), a);
+    FT_CUDA(cudaGetLastError());
+    FT_CUDA(cudaDeviceSynchronize());
+    const auto t = dt.download();
+    double worst = 0;
+    int bad = 0;
+    for (std::size_t i = 0; i < hy.size(); ++i) {
+      if (std::isnan(hy[i])) {
+        bad += !std::isnan(t[i]);
+        continue;
+      }
+      const double ref = a * std::tanh(double(hy[i]) * 0.5 * 0.69314718055994531);
+      worst = std::max(worst, std::abs(double(t[i]) - ref) / a);
+    }
+    INFO("a = ", a, ", max |t - a tanh| / a = ", worst);
+    CHECK(worst < 3e-7);
+    CHECK(bad == 0);
+  }
+}
 
 TEST_CASE("warp poly_exp2 and exp2_fma_row with polynomial pairs") {
   std::vector<float> hx;
