@@ -395,6 +395,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       pipes[i] = pipeline(k);
     }
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(f.vk_command_buffer) : begin();
+    const bool stamp = !external && stamp_begin(cb);
     // flashtile's scratch may still be in use by an earlier recorded call: order after it (WAR/WAW).
     if (external && !a.has_workspace)
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
@@ -409,8 +410,10 @@ class VulkanDevice final : public detail::DeviceImpl {
       const auto g = bwd_grid(pass, c.passes[i], a);
       fn_.vkCmdDispatch(cb, g[0], g[1], g[2]);
     }
+    if (stamp) stamp_end(cb);
     if (!external) {
       submit_and_wait(cb);
+      if (stamp) read_timestamps();
       inst_->check_validation();
     }
   }
@@ -497,11 +500,7 @@ class VulkanDevice final : public detail::DeviceImpl {
 
     const bool external = a.vk_command_buffer != nullptr;
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(a.vk_command_buffer) : begin();
-    const bool stamp = !external && timestamps_on();
-    if (stamp) {
-      fn_.vkCmdResetQueryPool(cb, query_pool_, 0, 2);
-      fn_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
-    }
+    const bool stamp = !external && stamp_begin(cb);
     if (pc.n_splits > 1 && external) {
       // The scratch buffer may still be in use by an earlier recorded call: order after it (WAR/WAW).
       barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT);
@@ -517,7 +516,7 @@ class VulkanDevice final : public detail::DeviceImpl {
       fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
       fn_.vkCmdDispatch(cb, pc.Sq, pc.Hq, pc.B);
     }
-    if (stamp) fn_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 1);
+    if (stamp) stamp_end(cb);
     if (!external) {
       submit_and_wait(cb);
       if (stamp) read_timestamps();
@@ -1157,8 +1156,8 @@ class VulkanDevice final : public detail::DeviceImpl {
     return cmd_;
   }
 
-  // GPU timestamps around the dispatches of run() (timestamps_requested(), flashtile's own submissions only), for
-  // the benchmark: flashtile_vk_last_gpu_ms() below returns the last one.
+  // GPU timestamps around the dispatches of run() and run_backward() (timestamps_requested(), flashtile's own
+  // submissions only), for the benchmark: flashtile_vk_last_gpu_ms() below returns the last one.
   bool timestamps_on() {
     if (!timestamps_requested() || timestamp_period_ <= 0.0) return false;
     if (!query_pool_) {
@@ -1173,6 +1172,18 @@ class VulkanDevice final : public detail::DeviceImpl {
     }
     return true;
   }
+  // The pair of timestamps around a call's dispatches (forward or backward), when timestamps_on(): begin returns
+  // whether it wrote the first.
+  bool stamp_begin(VkCommandBuffer cb) {
+    if (!timestamps_on()) return false;
+    fn_.vkCmdResetQueryPool(cb, query_pool_, 0, 2);
+    fn_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
+    return true;
+  }
+  void stamp_end(VkCommandBuffer cb) {
+    fn_.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 1);
+  }
+
   void read_timestamps() {
     std::uint64_t t[2] = {0, 0};
     if (fn_.vkGetQueryPoolResults(dev_, query_pool_, 0, 2, sizeof(t), t, sizeof(std::uint64_t),
