@@ -6,8 +6,8 @@
 #define FT_ATTN_BWD_COMMON_GLSL
 
 // Six tensor slots, 128 bytes: q, k, v, dO, and x, y, the pass's own: O for the preprocess, dK and dV for the dK/dV
-// pass, dQ for the dQ pass. Offsets and strides are in elements. The variants' values and slopes: bindings 10, 11
-// (attn_common.glsl).
+// pass, dQ for the dQ pass, sinks and dsinks (offsets only, f32 elements) for the dsinks pass. Offsets and strides are
+// in elements. The variants' values and slopes: bindings 10, 11 (attn_common.glsl); sinks and dsinks: 12, 13.
 layout(push_constant, std430) uniform BwdPushConstants {
   uint q_off, k_off, v_off, do_off, x_off, y_off;
   uint q_sb, q_ss, q_sh;
@@ -31,6 +31,8 @@ layout(set = 0, binding = 6, std430) buffer BufWs { float ws_data[]; };
 layout(set = 0, binding = 7, std430) writeonly buffer BufDQ { FT_ELEM dq_data[]; };
 layout(set = 0, binding = 8, std430) writeonly buffer BufDK { FT_ELEM dk_data[]; };
 layout(set = 0, binding = 9, std430) writeonly buffer BufDV { FT_ELEM dv_data[]; };
+layout(set = 0, binding = 12, std430) readonly buffer BufSinks { float sinks_data[]; };     // f32 [Hq]
+layout(set = 0, binding = 13, std430) writeonly buffer BufDsinks { float dsinks_data[]; };  // f32 [Hq]
 
 #define FT_POS_INF uintBitsToFloat(0x7f800000u)
 

@@ -27,13 +27,13 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #define FT_OWN_ABI 1
-#define FT_VARIANT_ABI 1  // window, softcap and ALiBi (VARIANTS; no sinks: there is no dsinks output yet)
+#define FT_VARIANT_ABI 1  // window, softcap and ALiBi (VARIANTS; sinks: attn_bwd_portable.comp's dsinks pass)
 #include "attn_common.glsl"
 #include "attn_bwd_common.glsl"
 #include "coopmat_common.glsl"
 
 #if !defined(FT_BWD_PASS) || (FT_BWD_PASS != 1 && FT_BWD_PASS != 2)
-#error "FT_BWD_PASS (1 dK/dV, 2 dQ; the preprocess is attn_bwd_portable.comp's) must be defined"
+#error "FT_BWD_PASS (1 dK/dV, 2 dQ; the preprocess and dsinks are attn_bwd_portable.comp's) must be defined"
 #endif
 
 // ---- Coopmat shape (ids 16..18: kSpecCmM/N/K), chosen by the host from the device's advertised list ------------------

@@ -8,16 +8,19 @@
 //     dS = P ∘ (dP − Delta) (compute_p_ds), accumulate dV += Pᵀ·dO and dK += dSᵀ·Q in registers; write both once.
 //   2 dQ: one workgroup per (query block of BLOCK_M rows, head, batch). Q and dO stay in shared memory; for every key
 //     block the rows can see: load K and V, recompute P and dS, accumulate dQ += dS·K; write dQ once.
+//   3 dsinks (only for calls that ask for it; one f32 module for every storage mode, after the preprocess): one
+//     workgroup per query head, dsinks[h] = -Σ_{b,i} exp2(sink·log2e − lse2) · Delta over the workspace's rows.
+//     Sinks change dQ, dK and dV only through the forward's lse, so passes 1 and 2 run as for a call without them.
 // Every gradient element is summed by one invocation in a fixed order: no atomics, so runs are bit-identical.
 // f32 math; f16/bf16/f32 storage as attn_common.glsl's modes. The host (backends/vulkan/backward.cpp) picks the
 // tiles and guarantees the per-thread counts below stay within MAX_OWN.
 #extension GL_GOOGLE_include_directive : require
 #define FT_OWN_ABI 1
-#define FT_VARIANT_ABI 1  // window, softcap and ALiBi (VARIANTS; no sinks: there is no dsinks output yet)
+#define FT_VARIANT_ABI 1  // window, softcap and ALiBi (VARIANTS; sinks only in the dsinks pass, bound below)
 #include "attn_common.glsl"
 
 #ifndef FT_BWD_PASS
-#error "FT_BWD_PASS (0 preprocess, 1 dK/dV, 2 dQ) must be defined"
+#error "FT_BWD_PASS (0 preprocess, 1 dK/dV, 2 dQ, 3 dsinks) must be defined"
 #endif
 
 // ---- ABI, workspace, block ranges, P and dS: attn_bwd_common.glsl (C++ mirror: backward.hpp) ----------------------
@@ -48,6 +51,28 @@ void main() {
   const float lse = lse_data[pc.lse_off + (b * pc.Hq + h) * pc.Sq + row];
   ws_data[ws_row(b, h, row)] = lse == FT_NEG_INF ? FT_POS_INF : lse * FT_LOG2E;
   ws_data[ws_delta(b, h, row)] = delta;
+}
+#elif FT_BWD_PASS == 3
+// ---- dsinks: one workgroup per query head (x: sinks, y: dsinks); WG_SIZE a power of two ---------------------------
+// Each invocation sums a fixed stride of the head's B·Sq rows, then a fixed tree: deterministic. A row with no
+// visible key has lse2 = +inf (exp2 gives 0) or, with a sink, Delta = 0 (its output is 0).
+shared float sh_part[WG_SIZE];
+
+void main() {
+  const uint h = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
+  const float sink2 = sinks_data[pc.x_off + h] * FT_LOG2E;
+  float acc = 0.0;
+  for (uint r = tid; r < pc.B * pc.Sq; r += WG_SIZE) {
+    const uint b = r / pc.Sq, row = r % pc.Sq;
+    acc += exp2(sink2 - ws_data[ws_row(b, h, row)]) * ws_data[ws_delta(b, h, row)];
+  }
+  sh_part[tid] = acc;
+  barrier();
+  for (uint n = WG_SIZE / 2u; n > 0u; n >>= 1u) {
+    if (tid < n) sh_part[tid] += sh_part[tid + n];
+    barrier();
+  }
+  if (tid == 0u) dsinks_data[pc.y_off + h] = -sh_part[0];
 }
 #else
 // ---- Passes 1 and 2: tiles in shared memory ---------------------------------------------------------------------

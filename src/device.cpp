@@ -143,17 +143,18 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
 }
 
-// A backward row's `sinks` means the path also writes Options::dsinks when the call gives it.
-VariantSupport variant_support(Path path, bool backward) {
+// A backward row's `sinks` means the path also writes Options::dsinks when the call gives it. Every path's backward now
+// runs what its forward does; `backward` stays for the rows that will differ.
+VariantSupport variant_support(Path path, [[maybe_unused]] bool backward) {
   switch (path) {
     case Path::CpuReference: return {true, true, true, true};
     case Path::CudaSm90: return {true, true, true, true};  // sm90_mods.cuh; dsinks from bwd_common.cu's rows
     case Path::CudaSm80: return {true, true, true, true};  // sm80_mods.cuh; dsinks from bwd_common.cu's rows
     // The tiled portable shader (attn_portable.comp, attn_common.glsl's variant functions; its other forms refuse) and
     // the portable backward (attn_bwd_portable.comp).
-    case Path::VulkanPortable: return {true, true, true, !backward};  // no dsinks output yet
+    case Path::VulkanPortable: return {true, true, true, true};  // dsinks from attn_bwd_portable.comp's dsinks pass
     // attn_coopmat.comp's shared-memory softmax (the register-softmax entries refuse); attn_bwd_coopmat.comp.
-    case Path::VulkanCoopmat: return {true, true, true, !backward};  // no dsinks output yet
+    case Path::VulkanCoopmat: return {true, true, true, true};  // dsinks: the portable dsinks pass
     default: return {};
   }
 }

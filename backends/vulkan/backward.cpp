@@ -7,6 +7,7 @@
 #include "constants.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace flashtile::vk {
 
@@ -19,6 +20,8 @@ constexpr BwdTile kBwdTiles[] = {{8, 64, 32, 32, 128},  {72, 128, 16, 16, 128}, 
                                  {8, 64, 16, 16, 128},  {72, 128, 8, 16, 128},  {136, 256, 8, 4, 64}};
 constexpr std::uint32_t kShaderMaxOwn = 8;     // attn_bwd_portable.comp's MAX_OWN
 constexpr std::uint32_t kPreprocessWg = 64;    // rows per preprocess workgroup, one an invocation
+constexpr std::uint32_t kDsinksWg = 256;       // invocations of a dsinks workgroup (a head): a power of two
+static_assert((kDsinksWg & (kDsinksWg - 1)) == 0, "attn_bwd_portable.comp's dsinks tree halves WG_SIZE");
 
 constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 constexpr bool fits_shader(const BwdTile& t) {
@@ -46,13 +49,19 @@ constexpr std::uint64_t kLlvmpipeLoopLimit = 65535;
 constexpr std::uint64_t kLlvmpipeLoopBudget = kLlvmpipeLoopLimit / 4;
 
 // Upper bounds of one invocation's loop iterations in the dK/dV and dQ passes: per block, the score loop (two vec4
-// columns an iteration), the accumulation (two rows or keys an iteration) and the block loop and row loads.
+// columns an iteration), the accumulation (two rows or keys an iteration) and the block loop and row loads; and in
+// the dsinks pass (its rows, then the tree), when the call has it.
 std::uint64_t loop_iterations(const BwdTile& t, const detail::BwdArgs& a) {
   const detail::AttnArgs& f = a.fwd;
   const std::uint64_t d4 = static_cast<std::uint64_t>(f.head_dim) / 4, group = f.heads_q / f.heads_kv;
   const std::uint64_t row_blocks = (static_cast<std::uint64_t>(f.seqlen_q) + t.block_m - 1) / t.block_m;
   const std::uint64_t key_blocks = (static_cast<std::uint64_t>(f.seqlen_k) + t.block_n - 1) / t.block_n;
-  return std::max(group * row_blocks * (d4 / 2 + t.block_m / 2 + 2), key_blocks * (d4 / 2 + t.block_n / 2 + 2));
+  const std::uint64_t dsinks =
+      a.has_dsinks ? (static_cast<std::uint64_t>(f.batch) * f.seqlen_q + kDsinksWg - 1) / kDsinksWg +
+                         static_cast<std::uint64_t>(std::countr_zero(kDsinksWg))
+                   : 0;
+  return std::max({group * row_blocks * (d4 / 2 + t.block_m / 2 + 2), key_blocks * (d4 / 2 + t.block_n / 2 + 2),
+                   dsinks});
 }
 
 // One past the last element a tensor addresses, from element 0 of its buffer.
@@ -84,6 +93,7 @@ const char* pass_name(BwdPass p) {
   switch (p) {
     case BwdPass::Preprocess: return "pre";
     case BwdPass::DkDv: return "dkdv";
+    case BwdPass::Dsinks: return "dsinks";
     default: return "dq";
   }
 }
@@ -118,6 +128,8 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
     const BwdPass p = kBwdPasses[i];
     if (p == BwdPass::Preprocess) {
       c.passes[i] = bwd_preprocess_kernel(c.storage);
+    } else if (p == BwdPass::Dsinks) {
+      c.passes[i] = bwd_dsinks_kernel();
     } else {
       c.passes[i].spirv = std::string("attn_bwd_") + pass_name(p) + "_" + c.storage;
       c.passes[i].block_m = c.tile.block_m, c.passes[i].block_n = c.tile.block_n, c.passes[i].wg = c.tile.wg;
@@ -125,8 +137,8 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
   }
   if (std::string why = bwd_call_reason(caps, a, c); !why.empty()) return why;
   if (caps.max_loop_keys != 0 && loop_iterations(c.tile, a) > kLlvmpipeLoopBudget)
-    return "seqlen_q * heads_q / heads_kv or seqlen_k too long for this driver's loop limit (it ends a shader's "
-           "loops after " + std::to_string(kLlvmpipeLoopLimit) + " iterations)";
+    return "seqlen_q * heads_q / heads_kv, seqlen_k or (with dsinks) batch * seqlen_q too long for this driver's "
+           "loop limit (it ends a shader's loops after " + std::to_string(kLlvmpipeLoopLimit) + " iterations)";
   c.kernel = "vk_portable_bwd_" + c.storage + "<d" + std::to_string(d) + "," + std::string(to_string(f.dtype)) +
              (f.causal ? ",causal" : "") + ",bm" + std::to_string(c.tile.block_m) + ",bn" +
              std::to_string(c.tile.block_n) + ">";
@@ -166,6 +178,13 @@ BwdPassKernel bwd_preprocess_kernel(const std::string& storage) {
   return k;
 }
 
+BwdPassKernel bwd_dsinks_kernel() {
+  BwdPassKernel k;
+  k.spirv = std::string("attn_bwd_") + pass_name(BwdPass::Dsinks);
+  k.wg = kDsinksWg;
+  return k;
+}
+
 std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdPassKernel& k, const detail::BwdArgs& a) {
   const detail::AttnArgs& f = a.fwd;
   auto blocks = [](std::int64_t n, std::uint32_t per) {
@@ -175,6 +194,7 @@ std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdPassKernel& k, cons
   switch (pass) {
     case BwdPass::Preprocess: return {blocks(f.seqlen_q, k.wg), static_cast<std::uint32_t>(f.heads_q), B};
     case BwdPass::DkDv: return {blocks(f.seqlen_k, k.block_n), static_cast<std::uint32_t>(f.heads_kv), B};
+    case BwdPass::Dsinks: return {static_cast<std::uint32_t>(f.heads_q), 1, 1};
     default: return {blocks(f.seqlen_q, k.block_m), static_cast<std::uint32_t>(f.heads_q), B};
   }
 }
@@ -197,6 +217,9 @@ BwdPushConstants bwd_push_constants(BwdPass pass, const detail::BwdArgs& a, std:
     case BwdPass::DkDv:
       slot(a.dk, pc.x_off, pc.x_sb, pc.x_ss, pc.x_sh);
       slot(a.dv, pc.y_off, pc.y_sb, pc.y_ss, pc.y_sh);
+      break;
+    case BwdPass::Dsinks:  // f32 [Hq], contiguous (validated): offsets alone
+      if (a.has_dsinks) pc.x_off = u(f.sinks.buf.offset / 4), pc.y_off = u(a.dsinks.buf.offset / 4);
       break;
     default: slot(a.dq, pc.x_off, pc.x_sb, pc.x_ss, pc.x_sh); break;
   }

@@ -1,7 +1,8 @@
 // The Vulkan backward (shaders/attn_bwd_portable.comp; vulkan_coopmat's shaders/attn_bwd_coopmat.comp): its ABI (the
 // C++ mirror of shaders/attn_bwd_common.glsl's push constants and bindings: keep the two identical), the portable
 // tiles, and the per-call choices VulkanDevice::plan_backward and run_backward (vk_device.cpp) record from. Three
-// passes: preprocess (lse2, Delta; the portable module on every path), dK/dV, dQ; no atomics.
+// passes: preprocess (lse2, Delta; the portable module on every path), dK/dV, dQ; and a fourth, dsinks (the portable
+// module on every path), for calls that give Options::dsinks; no atomics.
 #pragma once
 
 #include "backend.hpp"
@@ -31,11 +32,13 @@ enum BwdBinding : std::uint32_t {
   kBwdBindingDV = 9,
   kBwdBindingVariant = 10,  // the variants' VariantParams and ALiBi slopes, as the forward's (shader_abi.hpp)
   kBwdBindingAlibi = 11,
-  kBwdBindingCount = 12,
+  kBwdBindingSinks = 12,   // f32 [Hq]: the dsinks pass's (the forward's binding of sinks); a dummy buffer elsewhere
+  kBwdBindingDsinks = 13,  // f32 [Hq]
+  kBwdBindingCount = 14,
 };
 
 // std430, 32-bit members, exactly Vulkan's guaranteed 128 bytes. Slots x and y are the pass's own tensors: O for the
-// preprocess, dK and dV for the dK/dV pass, dQ for the dQ pass.
+// preprocess, dK and dV for the dK/dV pass, dQ for the dQ pass, sinks and dsinks (offsets alone) for the dsinks pass.
 struct BwdPushConstants {
   std::uint32_t q_off, k_off, v_off, do_off, x_off, y_off;  // element offsets of element 0 in the bound buffer
   std::uint32_t q_sb, q_ss, q_sh;                           // strides (elements): batch, seq, head
@@ -50,9 +53,10 @@ struct BwdPushConstants {
 };
 static_assert(sizeof(BwdPushConstants) == 128, "BwdPushConstants must match attn_bwd_common.glsl (std430)");
 
-// The passes in recording order (the shader's FT_BWD_PASS).
-enum class BwdPass : std::uint32_t { Preprocess = 0, DkDv = 1, Dq = 2 };
-inline constexpr BwdPass kBwdPasses[] = {BwdPass::Preprocess, BwdPass::DkDv, BwdPass::Dq};
+// The passes in recording order (the shader's FT_BWD_PASS). Dsinks is recorded only for calls with Options::dsinks;
+// like dK/dV and dQ it reads only what the preprocess wrote.
+enum class BwdPass : std::uint32_t { Preprocess = 0, DkDv = 1, Dq = 2, Dsinks = 3 };
+inline constexpr BwdPass kBwdPasses[] = {BwdPass::Preprocess, BwdPass::DkDv, BwdPass::Dq, BwdPass::Dsinks};
 
 // Tiles: BLOCK_M query rows, BLOCK_N keys, WG_SIZE threads, for head dims (multiples of 8) in [min_dim, max_dim].
 struct BwdTile {
@@ -87,6 +91,8 @@ std::string khr_bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice
 std::string bwd_call_reason(const Caps& caps, const detail::BwdArgs& a, BwdChoice& c);
 // The portable preprocess's pipeline (every path's first pass) for 16-bit, packed or f32 storage.
 BwdPassKernel bwd_preprocess_kernel(const std::string& storage);
+// The dsinks pass's pipeline (every path's, f32 whatever the storage).
+BwdPassKernel bwd_dsinks_kernel();
 // The pass's grid.
 std::array<std::uint32_t, 3> bwd_grid(BwdPass pass, const BwdPassKernel& k, const detail::BwdArgs& a);
 // The pass's push constants; ws_off: the workspace's first float in its buffer.

@@ -18,7 +18,8 @@
 //
 // KHR backward (khr_bwd_choose): the portable preprocess, then attn_bwd_coopmat.comp's dK/dV and dQ passes in the first
 // shape family the device advertises, with the first tile per pass that fits its shared memory (the same device
-// gating as the forward's entries); f16 and bf16 (converted to f16 on load, as the forward), head dims 64/128/256.
+// gating as the forward's entries), and the portable dsinks pass; f16 and bf16 (converted to f16 on load, as the
+// forward), head dims 64/128/256.
 //
 // Why each table holds what it does, with the measurements: docs/PERFORMANCE.md, "Vulkan table choices".
 #include "backward.hpp"
@@ -440,6 +441,7 @@ std::string khr_bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice
     c.storage = "s16";  // the preprocess's module: 16-bit storage, which every coopmat entry needs
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i)
       c.passes[i] = kBwdPasses[i] == BwdPass::Preprocess ? bwd_preprocess_kernel(c.storage)
+                    : kBwdPasses[i] == BwdPass::Dsinks ? bwd_dsinks_kernel()
                     : kBwdPasses[i] == BwdPass::DkDv   ? pass_kernel(dkdv)
                                                         : pass_kernel(dq);
     if (std::string call = bwd_call_reason(caps, a, c); !call.empty()) return call;

@@ -11,8 +11,8 @@
 //   after:  srcStage COMPUTE_SHADER, srcAccess SHADER_WRITE on out and lse -> the consumer's stage and access
 //           (e.g. TRANSFER/TRANSFER_READ for a copy, COMPUTE_SHADER/SHADER_READ for the next shader, HOST/HOST_READ
 //           for a mapped read after the fence).
-// The backward (attention_backward) follows the same rules with q, k, v, out, lse and dout as its inputs and dq,
-// dk, dv (and Options::workspace, when given) as its outputs.
+// The backward (attention_backward) follows the same rules with q, k, v, out, lse and dout (and Options::sinks) as
+// its inputs and dq, dk, dv (and Options::dsinks and Options::workspace, when given) as its outputs.
 // State: flashtile binds its own compute pipeline, descriptor set 0 (or push descriptors) and push constants in
 // the caller's command buffer; compute bindings the caller made before the call must be bound again after it.
 // Paged calls with k_new / v_new also read those and write the caches (the append pass, ordered before the attention
@@ -345,8 +345,8 @@ class VulkanDevice final : public detail::DeviceImpl {
     inst_->check_validation();
   }
 
-  // The backward: three passes (backward.hpp) on vulkan_coopmat (the KHR cooperative-matrix dK/dV and dQ passes) and
-  // vulkan_portable; vulkan_coopmat2 has none yet.
+  // The backward: three passes, and dsinks where asked (backward.hpp), on vulkan_coopmat (the KHR cooperative-matrix
+  // dK/dV and dQ passes) and vulkan_portable; vulkan_coopmat2 has none yet.
   detail::Plan plan_backward(const detail::BwdArgs& args, const std::optional<Path>& forced) const override {
     return choose_vk_path(forced, [&](detail::PathCheck& c) {
       if (c.why_not = detail::variants_why_not(c.path, args.fwd, true); !c.why_not.empty()) return;
@@ -357,8 +357,8 @@ class VulkanDevice final : public detail::DeviceImpl {
     });
   }
 
-  // Records preprocess, then dK/dV and dQ (both read only what the preprocess wrote: no barrier between them) into
-  // the application's command buffer, or submits and waits.
+  // Records preprocess, then dK/dV, dQ and (with Options::dsinks) dsinks, which all read only what the preprocess
+  // wrote (one barrier after it), into the application's command buffer, or submits and waits.
   void run_backward(const detail::Plan& plan, const detail::BwdArgs& a) override {
     inst_->check_validation();
     BwdChoice c;
@@ -370,12 +370,17 @@ class VulkanDevice final : public detail::DeviceImpl {
     VkBuffer ws = a.has_workspace ? reinterpret_cast<VkBuffer>(a.workspace.buf.handle) : ensure_scratch(c.workspace_bytes);
     const auto ws_off = static_cast<std::uint32_t>(a.has_workspace ? a.workspace.buf.offset / 4 : 0);
     auto vb = [](const detail::TensorArg& t) { return reinterpret_cast<VkBuffer>(t.buf.handle); };
-    const std::uint32_t bits = variant_bits(f);
-    const VkBuffer bufs[kBwdBindingCount] = {vb(f.q),   vb(f.k), vb(f.v),  vb(f.o),  vb(a.dout),
-                                             vb(f.lse), ws,      vb(a.dq), vb(a.dk), vb(a.dv),
-                                             bits ? variant_params_ : dummy_, f.has_alibi ? vb(f.alibi_slopes) : dummy_};
-    VkPipeline pipes[std::size(kBwdPasses)];
+    // Sinks change dQ, dK and dV only through the forward's lse: those passes run as for a call without them (the
+    // same pipelines), and the dsinks pass reads the sinks from their own binding.
+    const std::uint32_t bits = variant_bits(f) & ~kVarSinks;
+    const VkBuffer bufs[kBwdBindingCount] = {
+        vb(f.q),  vb(f.k),  vb(f.v),  vb(f.o), vb(a.dout), vb(f.lse), ws, vb(a.dq), vb(a.dk), vb(a.dv),
+        bits ? variant_params_ : dummy_, f.has_alibi ? vb(f.alibi_slopes) : dummy_,
+        a.has_dsinks ? vb(f.sinks) : dummy_, a.has_dsinks ? vb(a.dsinks) : dummy_};
+    auto records = [&](BwdPass pass) { return pass != BwdPass::Dsinks || a.has_dsinks; };
+    VkPipeline pipes[std::size(kBwdPasses)] = {};
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
+      if (!records(kBwdPasses[i])) continue;
       const BwdPassKernel& pk = c.passes[i];
       PipelineKey k;
       k.path = plan.path;
@@ -391,7 +396,8 @@ class VulkanDevice final : public detail::DeviceImpl {
       k.full_subgroups = pk.required_subgroup_size != 0;
       k.extra_spec = pk.extra_spec;
       k.backward = true;
-      if (bits && kBwdPasses[i] != BwdPass::Preprocess) k.extra_spec.push_back({kSpecVariants, bits});
+      const bool scores = kBwdPasses[i] == BwdPass::DkDv || kBwdPasses[i] == BwdPass::Dq;
+      if (bits && scores) k.extra_spec.push_back({kSpecVariants, bits});
       pipes[i] = pipeline(k);
     }
     VkCommandBuffer cb = external ? static_cast<VkCommandBuffer>(f.vk_command_buffer) : begin();
@@ -403,12 +409,14 @@ class VulkanDevice final : public detail::DeviceImpl {
     bind_descriptors(cb, bwd_layout_, bufs);
     for (std::size_t i = 0; i < std::size(kBwdPasses); ++i) {
       const BwdPass pass = kBwdPasses[i];
-      if (pass == BwdPass::DkDv) barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);  // lse2, Delta
+      if (!records(pass)) continue;
       const BwdPushConstants pc = bwd_push_constants(pass, a, ws_off);
       fn_.vkCmdPushConstants(cb, bwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
       fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipes[i]);
       const auto g = bwd_grid(pass, c.passes[i], a);
       fn_.vkCmdDispatch(cb, g[0], g[1], g[2]);
+      // The later passes read its lse2 and Delta.
+      if (pass == BwdPass::Preprocess) barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
     }
     if (stamp) stamp_end(cb);
     if (!external) {

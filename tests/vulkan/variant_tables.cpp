@@ -361,6 +361,8 @@ detail::BwdArgs bwd_call(std::int64_t d, std::int64_t s, bool causal, DType dt =
 }
 
 TEST_CASE("KHR backward: the advertised shape's passes after the portable preprocess; refusals say why") {
+  static_assert(kBwdPasses[0] == BwdPass::Preprocess && kBwdPasses[1] == BwdPass::DkDv &&
+                kBwdPasses[2] == BwdPass::Dq && kBwdPasses[3] == BwdPass::Dsinks);
   Caps c = nvidia_caps(2);
   c.max_storage_buffer_range = 1ull << 32;
   for (std::int64_t d : {64, 128, 256})
@@ -372,6 +374,8 @@ TEST_CASE("KHR backward: the advertised shape's passes after the portable prepro
         CHECK(ch.kernel.rfind("vk_coopmat_bwd_16x16x16_sg32<", 0) == 0);
         CHECK(ch.passes[0].spirv == "attn_bwd_pre_s16");
         CHECK(ch.passes[0].required_subgroup_size == 0);
+        CHECK(ch.passes[3].spirv == "attn_bwd_dsinks");  // the portable dsinks pass, recorded for calls with dsinks
+        CHECK(ch.passes[3].required_subgroup_size == 0);
         const BwdPassKernel& kv = ch.passes[1];
         const BwdPassKernel& q = ch.passes[2];
         CHECK(kv.spirv == "attn_bwd_dkdv_cm");
