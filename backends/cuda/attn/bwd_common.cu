@@ -10,7 +10,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -20,8 +19,8 @@ namespace {
 
 constexpr std::size_t kAlign = 256;
 constexpr int kThreads = 256;
-constexpr int kVecElems = 8;        // f16/bf16 elements in a 16-byte access
 constexpr std::size_t kVecBytes = 16;
+constexpr int kVecElems = kVecBytes / 2;  // f16/bf16 elements in one access
 
 std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
 
@@ -54,10 +53,12 @@ struct Lanes {
   int lane;                 // its lane within the row's group
   unsigned mask;            // the group's lanes, for the row sum's shuffles
 };
+// Lanes a row takes: the launch's grid and the kernels' mapping both come from here.
+__host__ __device__ constexpr int row_lanes(int head_dim, int vec) { return head_dim / vec < 32 ? head_dim / vec : 32; }
 template <int kVec>
 __device__ __forceinline__ Lanes lanes_of(int head_dim) {
   Lanes l;
-  l.lanes = min(32, head_dim / kVec);
+  l.lanes = row_lanes(head_dim, kVec);
   l.rows_per_block = kThreads / l.lanes;
   l.r = std::int64_t(blockIdx.x) * l.rows_per_block + threadIdx.x / l.lanes;
   l.lane = threadIdx.x % l.lanes;
@@ -151,6 +152,11 @@ bool rows_aligned(const void* base, std::int64_t sb, std::int64_t ss, std::int64
   return reinterpret_cast<std::uintptr_t>(base) % bytes == 0 && sb % step == 0 && ss % step == 0 && sh % step == 0;
 }
 
+void check_launch(const char* what) {
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    throw Error(ErrorCode::BackendFailure, std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
 // The flattened [B, Hq, Sq] rows in the call's dtype, 16-byte vectors where `aligned` (else one element a lane).
 struct Preprocess {
   template <class T, int kVec>
@@ -166,8 +172,7 @@ void launch_rows(const BwdParams& p, const BwdScratch& s, bool aligned, const ch
   const std::int64_t rows = std::int64_t(p.f.batch) * p.f.heads_q * p.f.seqlen_q;
   if (rows == 0) return;
   const int vec = aligned && p.f.head_dim % kVecElems == 0 ? kVecElems : 1;
-  const int lanes = std::min(32, p.f.head_dim / vec);
-  const std::int64_t rows_per_block = kThreads / lanes;
+  const std::int64_t rows_per_block = kThreads / row_lanes(p.f.head_dim, vec);
   const dim3 grid(unsigned((rows + rows_per_block - 1) / rows_per_block));
   auto stream = static_cast<cudaStream_t>(p.f.stream);
   const bool bf16 = p.f.dtype == ElemType::BF16;
@@ -175,8 +180,7 @@ void launch_rows(const BwdParams& p, const BwdScratch& s, bool aligned, const ch
                                                       : K::template kernel<__half, kVecElems>)
                                        : (bf16 ? K::template kernel<__nv_bfloat16, 1> : K::template kernel<__half, 1>);
   kernel<<<grid, kThreads, 0, stream>>>(p, s);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-    throw Error(ErrorCode::BackendFailure, std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  check_launch(what);
 }
 
 }  // namespace
@@ -207,8 +211,7 @@ void bwd_preprocess(const BwdParams& p, const BwdScratch& s) {
   launch_rows<Preprocess>(p, s, aligned, "bwd preprocess");
   if (p.dsinks == nullptr || p.f.batch * std::int64_t(p.f.seqlen_q) == 0) return;
   dsinks_kernel<<<p.f.heads_q, kThreads, 0, static_cast<cudaStream_t>(p.f.stream)>>>(p, s);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-    throw Error(ErrorCode::BackendFailure, std::string("bwd dsinks: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  check_launch("bwd dsinks");
 }
 
 void bwd_convert_dq(const BwdParams& p, const BwdScratch& s) {
