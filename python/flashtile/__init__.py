@@ -405,11 +405,19 @@ class Device:
 
     @classmethod
     def get(cls, backend="auto", index: int = 0) -> "Device":
+        # Per call on the hot path (every torch call asks): a device opened before is found under the arguments as
+        # given, without their checks or the lock.
+        if type(backend) is str and type(index) is int:
+            dev = cls._cache.get((backend, index))
+            if dev is not None:
+                return dev
         key = (_backend_id(backend), _index(index))
         with cls._cache_lock:
             dev = cls._cache.get(key)
             if dev is None:
                 dev = cls._cache[key] = cls(backend, index)
+            if type(backend) is str and type(index) is int:
+                cls._cache[(backend, index)] = dev
             return dev
 
     @property

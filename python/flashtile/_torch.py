@@ -66,16 +66,10 @@ def _path_arg(path) -> Optional[str]:
     raise InvalidArgument("path: needs a path name such as 'cuda_sm90', got %r" % (path,))
 
 
-_DEVICES = {}  # ("cuda", index) -> Device: Device.get's cache without its argument checks and lock
 # The current stream's handle without building a torch Stream object (torch's own raw accessor where it has one).
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
-
-def _cached_device(kind: str, index: int) -> Device:
-    dev = _DEVICES.get((kind, index))
-    if dev is None:
-        dev = _DEVICES[(kind, index)] = Device.get(kind, index)
-    return dev
+# Whether functorch transforms (vmap, grad) are active, where torch can say.
+_functorch_active = getattr(getattr(torch._C, "_functorch", None), "are_transforms_active", None)
 
 
 def _device(q: Tensor):
@@ -86,8 +80,8 @@ def _device(q: Tensor):
         # torch's default stream is the legacy default stream, handle 0; to flashtile a null stream means "your own
         # stream, synchronously". cudaStreamLegacy ((cudaStream_t)1) names the legacy stream for launches: use it so
         # the call stays asynchronous and ordered with torch's work.
-        return _cached_device("cuda", index), "cuda", stream or _CUDA_STREAM_LEGACY
-    return _cached_device("cpu", 0), "host", 0
+        return Device.get("cuda", index), "cuda", stream or _CUDA_STREAM_LEGACY
+    return Device.get("cpu", 0), "host", 0
 
 
 def _wrapped(dev, kind, named):
@@ -244,10 +238,7 @@ class _EagerAttention(torch.autograd.Function):
 
 def _eager(*xs) -> bool:
     """Whether a call can skip the custom ops: plain tensors, outside torch.compile and functorch transforms."""
-    if torch.compiler.is_compiling():
-        return False
-    active = getattr(torch._C._functorch, "are_transforms_active", None) if hasattr(torch._C, "_functorch") else None
-    if active is not None and active():
+    if torch.compiler.is_compiling() or (_functorch_active is not None and _functorch_active()):
         return False
     return all(x is None or type(x) is Tensor for x in xs)
 
