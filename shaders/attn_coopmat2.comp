@@ -16,6 +16,12 @@
 //   accumulate_pv  O = O * alpha + P·V, P converted from accumulator to use-A in registers
 // The epilogue divides by the row sum and stores O through a clamped tensor layout (f16) or per element (bf16,
 // split-KV records), and LSE per row.
+//
+// Attention variants (VARIANTS, attn_common.glsl; plain pipelines fold every branch away): the key tiles outside every
+// row's window are skipped (ft_rows_key_range), softcap and ALiBi transform the scaled scores and the window masks
+// them in one per-element operation (variant_op), and the sink joins each row's denominator in the epilogue (split-KV
+// leaves it to the reduce). Softcap and ALiBi are not linear in q.k, so their pipelines keep the scale out of exp2
+// (id 25 has no effect there).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
@@ -39,7 +45,7 @@ layout(constant_id = 23) const uint ALIGNED_LOADS = 0;
 // more reduction per tile (the new row max smeared back to BM x BN for P).
 layout(constant_id = 24) const uint NARROW = 0;
 // id 25: the softmax scale folded into P's exp2 (fma(s, scale, -m)) and the row max, instead of multiplying every
-// score; m starts at the finite FT_M_NONE so exp2 needs no -inf guard.
+// score; m starts at the finite FT_M_NONE so exp2 needs no -inf guard. Ignored with softcap or ALiBi (FOLD below).
 layout(constant_id = 25) const uint FOLD_SCALE = 0;
 // id 27 (tensor loads): 1 reloads Q per tile through its tensor layout (from L1/L2) instead of keeping a use-A tile
 // in registers across the loop; frees Q's registers (BM x D f16 over the workgroup: 64 a thread at 64 x 256 and 128
@@ -58,7 +64,7 @@ const uint D = HEAD_DIM;
 const bool STAGED = DTYPE != FT_DTYPE_F16;  // bf16: through shared memory, converted to f16
 const bool Q_PER_TILE = Q_RELOAD != 0u && !STAGED;              // id 27 (staged Q is read from shared memory)
 const uint NW = NARROW != 0u ? NARROW : BN;                     // columns of the narrow row-value matrices
-const bool FOLD = FOLD_SCALE != 0u;
+const bool FOLD = FOLD_SCALE != 0u && !FT_SOFTCAP && !FT_ALIBI;  // their transforms take the scaled score
 #define FT_M_NONE uintBitsToFloat(0xfeffffffu)  // -FLT_MAX/2: m of a row that saw no key yet (FOLD)
 const uint D8 = D / 8u;
 const uint KS4 = (D + 8u) / 4u;              // staged tile row stride in f16vec4
@@ -113,10 +119,41 @@ float inv_op(const in uint r, const in uint c, const in float l) { return ft_inv
 uint b, h, hk, m0, split;
 uint kv_end;      // keys >= kv_end are out of this workgroup's range (ragged end, causal limit, split end)
 int diag;         // m0 + Sk - Sq: row r sees keys <= r + diag (causal)
+int all_lo, all_hi;  // window calls: every row of the workgroup sees the keys [all_lo, all_hi)
 uint k_base, v_base;
 #ifdef FT_O_F16
 float o_shift;    // log2 of P's headroom factor (see O_ACC)
 #endif
+
+// Whether tile n0 holds a key that some row may not see (its scores need masking).
+bool tile_needs_mask(const uint n0) {
+  if (FT_WINDOW) return int(n0) < all_lo || int(n0 + BN) > min(all_hi, int(kv_end));
+  return n0 + BN > kv_end || (CAUSAL != 0u && int(n0 + BN - 1u) > diag);
+}
+// Variant calls' scores: softcap and ALiBi on the scaled score s, then (masked != 0) -inf for keys outside the row's
+// window, causal limit or kv_end (ft_keys_of).
+float variant_op(const in uint r, const in uint c, const in float s, const in uint n0, const in uint kv_end,
+                 const in int diag, const in uint masked) {
+  const int key = int(n0 + c), row_diag = int(r) + diag;
+  float dcap;
+  const float x = ft_score_at(s, row_diag - key, dcap);
+  if (masked == 0u) return x;
+  const ivec2 keys = ft_keys_of(row_diag, int(kv_end));
+  return key < keys.x || key >= keys.y ? FT_NEG_INF : x;
+}
+// A row's normalizer and log2-domain LSE from its sum l and max m: ft_row_norm, the sink joining the denominator
+// unless this is a split-KV partial (the reduce adds it once).
+float row_norm(const float l, const float m, out float lse2) {
+#ifdef FT_O_F16
+  return ft_row_norm(m + o_shift, l, pc.n_splits == 1u, lse2);
+#else
+  return ft_row_norm(m, l, pc.n_splits == 1u, lse2);
+#endif
+}
+float norm_op(const in uint r, const in uint c, const in float l, const in float m) {
+  float lse2;
+  return row_norm(l, m, lse2);
+}
 
 // Per-element stores (bf16 output, split-KV records): row r of the tile, column c of the head dim.
 float store_o_op(const in uint r, const in uint c, const in float o, const in uint unused) {
@@ -134,11 +171,8 @@ float store_o_op(const in uint r, const in uint c, const in float o, const in ui
 float store_lse_op(const in uint r, const in uint c, const in float l, const in float m) {
   uint row = m0 + r;
   if (c == 0u && row < pc.Sq) {
-#ifdef FT_O_F16
-    float lse2 = ft_lse2(m + o_shift, l);
-#else
-    float lse2 = ft_lse2(m, l);
-#endif
+    float lse2;
+    row_norm(l, m, lse2);
     if (pc.n_splits > 1u) {
       scratch_data[ft_scratch_record(b, h, row, split) + D] = lse2;
     } else if ((pc.flags & FT_FLAG_WRITE_LSE) != 0u) {
@@ -259,7 +293,10 @@ void attend_tile(const uint n0, const uint kv_mode, const in Q_A q_a, inout O_AC
     s = coopMatMulAdd(q_a, k_t, s);
   }
   if (!FOLD) s *= pc.scale_log2;
-  if (n0 + BN > kv_end || (CAUSAL != 0u && int(n0 + BN - 1u) > diag)) {
+  const bool masked = tile_needs_mask(n0);
+  if (FT_WINDOW || FT_SOFTCAP || FT_ALIBI) {
+    if (masked || FT_SOFTCAP || FT_ALIBI) coopMatPerElementNV(s, s, variant_op, n0, kv_end, diag, masked ? 1u : 0u);
+  } else if (masked) {
     coopMatPerElementNV(s, s, mask_op, n0, kv_end, diag);
   }
 
@@ -330,7 +367,15 @@ void main() {
   uint kv_begin;
   ft_split_range(split, kv_begin, kv_end);
   diag = int(m0) + int(pc.Sk) - int(pc.Sq);
-  if (CAUSAL != 0u) {
+  if (VARIANTS != 0u) ft_variants_init(b, h);
+  if (FT_WINDOW) {
+    // Key tiles no row of this workgroup sees (past the last row's window, before the first row's) are skipped.
+    const uvec2 keys = ft_rows_key_range(m0, min(m0 + BM, pc.Sq) - 1u, kv_begin, kv_end);
+    kv_begin = keys.x;
+    kv_end = keys.y;
+    all_lo = ft_row_keys(m0 + BM - 1u).x;  // both bounds grow with the row
+    all_hi = ft_row_keys(m0).y;
+  } else if (CAUSAL != 0u) {
     int lim = int(min(m0 + BM, pc.Sq)) - 1 + int(pc.Sk) - int(pc.Sq) + 1;
     kv_end = uint(clamp(lim, int(kv_begin), int(kv_end)));
   }
@@ -384,12 +429,20 @@ void main() {
   if (NARROW == 0u) {
     coopMatPerElementNV(l_w, l_w, store_lse_op, m_w);
     ACC(BM, BN) inv_l;
-    coopMatPerElementNV(inv_l, l_w, inv_op);
+    if (FT_SINKS) {
+      coopMatPerElementNV(inv_l, l_w, norm_op, m_w);
+    } else {
+      coopMatPerElementNV(inv_l, l_w, inv_op);
+    }
     coopMatReduceNV(inv_d, inv_l, gl_CooperativeMatrixReduceRowNV, smear_op);
   } else {
     coopMatPerElementNV(l_n, l_n, store_lse_op, m_n);
     ACC(BM, NW) inv_l;
-    coopMatPerElementNV(inv_l, l_n, inv_op);
+    if (FT_SINKS) {
+      coopMatPerElementNV(inv_l, l_n, norm_op, m_n);
+    } else {
+      coopMatPerElementNV(inv_l, l_n, inv_op);
+    }
     coopMatReduceNV(inv_d, inv_l, gl_CooperativeMatrixReduceRowNV, smear_op);
   }
 #ifdef FT_O_F16

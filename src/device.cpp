@@ -143,9 +143,8 @@ Plan choose_path(const std::vector<PathCheck>& order, const std::optional<Path>&
   throw Error(ErrorCode::Unsupported, "no kernel path of device " + device + " can run this call: " + flat);
 }
 
-// A backward row's `sinks` means the path also writes Options::dsinks when the call gives it. Every path's backward now
-// runs what its forward does; `backward` stays for the rows that will differ.
-VariantSupport variant_support(Path path, [[maybe_unused]] bool backward) {
+// A backward row's `sinks` means the path also writes Options::dsinks when the call gives it.
+VariantSupport variant_support(Path path, bool backward) {
   switch (path) {
     case Path::CpuReference: return {true, true, true, true};
     case Path::CudaSm90: return {true, true, true, true};  // sm90_mods.cuh; dsinks from bwd_common.cu's rows
@@ -155,6 +154,8 @@ VariantSupport variant_support(Path path, [[maybe_unused]] bool backward) {
     case Path::VulkanPortable: return {true, true, true, true};  // dsinks from attn_bwd_portable.comp's dsinks pass
     // attn_coopmat.comp's shared-memory softmax (the register-softmax entries refuse); attn_bwd_coopmat.comp.
     case Path::VulkanCoopmat: return {true, true, true, true};  // dsinks: the portable dsinks pass
+    // attn_coopmat2.comp, every entry; this path has no backward.
+    case Path::VulkanCoopmat2: return backward ? VariantSupport{} : VariantSupport{true, true, true, true};
     default: return {};
   }
 }

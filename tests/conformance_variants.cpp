@@ -10,6 +10,7 @@
 #include "variants.hpp"
 
 #include <cstdio>
+#include <set>
 #include <string>
 
 using namespace flashtile;
@@ -103,7 +104,10 @@ Options variant_options(const cases::Case& c, const Variant& var, const Tensor* 
 }
 
 // Runs case c with variant var on one path of dev against the direct evaluation; returns the refusal or "".
-std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed) {
+// allow_reduced sets Options::allow_reduced_precision_accumulation (a kernel that then accumulated in f16 is held to
+// reduced_out_tolerance); kernels, when given, collects the base names of the kernels that ran.
+std::string check_variant(const Device& dev, Path path, const cases::Case& c, const Variant& var, std::uint64_t seed,
+                          bool allow_reduced = false, std::set<std::string>* kernels = nullptr) {
   Problem p = make_problem(dev, c, seed);
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
   const std::vector<float> slopes = alibi_slopes(c.heads_q), sinks = sink_logits(c.heads_q, seed);
@@ -111,13 +115,17 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
   const Tensor tk = f32_tensor(dev, sinks, Shape{1, {c.heads_q, 0, 0, 0}});
   Options opt = variant_options(c, var, &ts, &tk);
   opt.path = path;
+  opt.allow_reduced_precision_accumulation = allow_reduced;
+  Result r;
   try {
-    attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
+    r = attention_forward(p.q.view, p.k.view, p.v.view, p.out.view, &p.lse.view, opt);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::Unsupported) return e.what();
     FAIL_CHECK("attention_forward threw: ", std::string(e.what()));
     return "";
   }
+  if (kernels) kernels->insert(std::string(to_string(path)) + ": " + r.kernel.substr(0, r.kernel.find('<')));
+  if (!allow_reduced) CHECK_FALSE(r.reduced_precision);
   const Direct ref = direct(c, var, p.qv, p.kv, p.vv, slopes, sinks, scale);
   const std::vector<float> out = p.out.read(), lse = p.lse.read();
   double num = 0, den = 0, lse_err = 0;
@@ -137,17 +145,18 @@ std::string check_variant(const Device& dev, Path path, const cases::Case& c, co
   const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
   INFO("rel_error ", rel, ", lse_error ", lse_err);
   CHECK(bad == 0);
-  CHECK(rel <= cases::out_tolerance(c.dtype));
+  CHECK(rel <= (r.reduced_precision ? cases::reduced_out_tolerance(c.dtype) : cases::out_tolerance(c.dtype)));
   CHECK(lse_err <= cases::lse_tolerance(c.dtype));
   return "";
 }
 
-void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list, const char* what, std::uint64_t seed) {
+void check_variant_list(const std::vector<std::pair<cases::Case, Variant>>& list, const char* what, std::uint64_t seed,
+                        bool allow_reduced = false, std::set<std::string>* kernels = nullptr) {
   run_on_every_path(
       list.size(), (std::string("variants (") + what + ")").c_str(), "implements these variants yet", seed,
       [&](std::size_t i) { return list[i].first.name() + list[i].second.name(); },
       [&](const Device& dev, Path path, std::size_t i) {
-        return check_variant(dev, path, list[i].first, list[i].second, seed + i);
+        return check_variant(dev, path, list[i].first, list[i].second, seed + i, allow_reduced, kernels);
       });
 }
 
@@ -303,6 +312,26 @@ TEST_CASE("conformance variants: block skipping, rows without keys, decode split
       {cases::Case{1, 130, 257, 4, 2, 64, false, DType::F16}, {-1, -1, 0.5f, true, false}},
   };
   check_variant_list(list, "kernel cases", config().seed + 53000);
+}
+
+// The forms a path picks by the call's shape and permissions, with variants: f16 key counts that are whole tiles of
+// every head dim's tiles (coopmat2's one-loop-body entries, id 30, and the aligned loads of the others), 256-key
+// windows that start and end inside tiles, and (allow_reduced) O accumulated in f16 (coopmat2's _o16 entries, held to
+// the reduced tolerance). The kernels that ran are printed, so a GPU run shows which forms these cases reached.
+TEST_CASE("conformance variants: whole key tiles and reduced-precision forms") {
+  const std::vector<std::pair<cases::Case, Variant>> list = {
+      {cases::Case{1, 300, 1024, 4, 2, 64, true, DType::F16}, {200, 0, 0, false, true}},
+      {cases::Case{1, 257, 1024, 4, 1, 128, true, DType::F16}, {-1, -1, 30, true, false}},
+      {cases::Case{2, 200, 512, 4, 2, 128, false, DType::F16}, {100, 50, 0, false, false}},
+      {cases::Case{1, 130, 640, 2, 1, 256, true, DType::F16}, {300, 0, 20, false, true}},
+      {cases::Case{1, 512, 512, 4, 2, 64, false, DType::F16}, {40, 40, 0, true, true}},
+  };
+  for (bool allow_reduced : {false, true}) {
+    std::set<std::string> kernels;
+    check_variant_list(list, allow_reduced ? "whole tiles, reduced precision allowed" : "whole tiles",
+                       config().seed + 55000, allow_reduced, &kernels);
+    for (const std::string& k : kernels) std::printf("  ran %s\n", k.c_str());
+  }
 }
 
 // The backward of every variant on every path against the CPU reference backward (with sinks, dsinks too): whole

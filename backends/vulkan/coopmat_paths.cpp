@@ -15,6 +15,8 @@
 //
 // NV coopmat2: workgroup-scope tiles; f16 loads through tensor layouts (clamped on the ragged last tile) need no
 // shared memory; bf16 goes through a shared staging buffer (converted to f16), so its tiles fit the 48 KB limit.
+// Every entry computes the attention variants (window with tile skipping, softcap, ALiBi, sinks); with softcap or
+// ALiBi the shader keeps the scale out of exp2 whatever id 25 says (their transforms take the scaled score).
 //
 // KHR backward (khr_bwd_choose): the portable preprocess, then attn_bwd_coopmat.comp's dK/dV and dQ passes in the first
 // shape family the device advertises, with the first tile per pass that fits its shared memory (the same device
@@ -264,6 +266,7 @@ void add_coopmat2(std::vector<ShaderVariant>& out, const Cm2Entry& e) {
   v.needs_coopmat = true;
   v.needs_coopmat2 = true;
   v.split_kv = true;
+  v.variants = true;  // VARIANTS (id 14): plain calls keep 0 and fold the variant code away
   v.rows_outer = e.rows_outer;
   v.extra_spec = {{kSpecCm2AlignedLoads, 1u}, {kSpecCm2Narrow, narrow}, {kSpecCm2FoldScale, 1u},
                   {kSpecCm2QReload, q_reload}};

@@ -321,8 +321,9 @@ TEST_CASE("portable table: f16 P·V sums only for calls that allow reduced preci
   }
 }
 
-// The attention variants (window, softcap, ALiBi, sinks) run in the portable tiled shader and the KHR shader's
-// shared-memory softmax; the other forms refuse them with the phrase callers read as "not implemented".
+// The attention variants (window, softcap, ALiBi, sinks) run in the portable tiled shader, the KHR shader's
+// shared-memory softmax and every coopmat2 entry; the other forms refuse them with the phrase callers read as "not
+// implemented".
 TEST_CASE("variant tables: calls with attention variants pick the forms that implement them") {
   auto variant_call = [](std::int64_t d, bool causal) {
     detail::AttnArgs a = call(d, 4096, causal);
@@ -347,7 +348,25 @@ TEST_CASE("variant tables: calls with attention variants pick the forms that imp
       CHECK(var->variants);
       CHECK(spec(*var, kSpecCmRegSoftmax) == 0);
     }
-  for (const ShaderVariant& v : coopmat2_variants()) CHECK_FALSE(v.variants);
+  // coopmat2: every entry computes them, so a variant call runs the entry its plain twin runs (id 30's one loop body
+  // and the folded scale included: the shader keeps the scale out of exp2 itself where softcap or ALiBi need it).
+  const std::vector<ShaderVariant> cm2 = coopmat2_variants();
+  for (const ShaderVariant& v : cm2) CHECK_MESSAGE(v.variants, v.kernel);
+  for (std::int64_t d : {64, 128, 256})
+    for (bool causal : {false, true})
+      for (DType dt : {DType::F16, DType::BF16}) {
+        INFO("coopmat2 d", d, causal ? " causal " : " ", to_string(dt));
+        detail::AttnArgs plain = call(d, 4096, causal), var = variant_call(d, causal);
+        for (detail::AttnArgs* a : {&plain, &var}) {
+          a->dtype = dt;
+          for (detail::TensorArg* t : {&a->q, &a->k, &a->v, &a->o}) t->dtype = dt;
+        }
+        var.alibi_per_batch = true;
+        var.has_alibi = var.has_sinks = true;
+        const ShaderVariant* p = pick(cm2, nvidia_cm2_caps(), plain);
+        REQUIRE(p != nullptr);
+        CHECK(pick(cm2, nvidia_cm2_caps(), var) == p);
+      }
 }
 
 // A backward call on call()'s shapes: every gradient and dout like q, k and v.
