@@ -160,15 +160,16 @@ class CudaDevice final : public DeviceImpl {
     for (Path path : info_.paths) {
       PathCheck c{path, common, ""};
       if (c.why_not.empty()) c.why_not = variants_why_not(path, args, false);
-      if (path == Path::CudaSm90) {  // sm90_fwd_supports refuses the serving layouts itself
+      if (path == Path::CudaSm90) {  // sm90_fwd_supports answers for the serving layouts itself
         if (c.why_not.empty()) c.why_not = cuda::sm90_fwd_supports(p);
-        // sm90 has no decode kernel: its prefill kernel fills one row in 128 there, and sm80's split-KV decode ran
-        // 2.5-4x faster on the H200 (bench/results/2026-12-03_h200_backward_dq_box_serving).
+        // A decode shape that sm90's decode kernel does not take (d256, unaligned rows) would run its prefill kernel,
+        // one useful row in 128: sm80's split-KV decode ran 2.5-4x faster there
+        // (bench/results/2026-12-03_h200_backward_dq_box_serving).
         // Only where sm80 can take the call (its variants too), and not where the caller forced this path. The shape
-        // test comes first: prefill calls never pay for sm80's device queries and kernel probes.
-        if (c.why_not.empty() && !forced && has_sm80 && cuda::sm80_fwd_is_decode(p) &&
+        // tests come first: other calls never pay for sm80's device queries and kernel probes.
+        if (c.why_not.empty() && !forced && has_sm80 && cuda::sm80_fwd_is_decode(p) && !cuda::sm90_fwd_is_decode(p) &&
             variants_why_not(Path::CudaSm80, args, false).empty() && cuda::sm80_fwd_supports(p).empty())
-          c.why_not = "decode shape (seqlen_q <= 16): cuda_sm80's split-KV decode kernel is faster";
+          c.why_not = "decode shape (seqlen_q <= 16) that sm90's decode kernel does not take: cuda_sm80's is faster";
         if (c.why_not.empty()) c.kernel = cuda::sm90_fwd_name(p);
       } else {
         if (c.why_not.empty()) c.why_not = cuda::sm80_fwd_supports(p);
@@ -237,8 +238,10 @@ class CudaDevice final : public DeviceImpl {
     cudaGetLastError();  // clear any earlier non-sticky error so the check below names ours
     auto stream = static_cast<cudaStream_t>(p.stream);
     p.mem_pool = pool();
-    // sm80's split-KV decode scratch, stream-ordered from the device's pool as the backward's (no host sync).
-    const std::size_t ws = plan.path == Path::CudaSm80 ? cuda::sm80_fwd_workspace(p) : 0;
+    // The split-KV decode kernels' scratch, stream-ordered from the device's pool as the backward's (no host sync).
+    const std::size_t ws = plan.path == Path::CudaSm80   ? cuda::sm80_fwd_workspace(p)
+                           : plan.path == Path::CudaSm90 ? cuda::sm90_fwd_workspace(p)
+                                                         : 0;
     with_scratch(stream, ws, "cuda forward workspace", [&](void* scratch) {
       p.workspace = scratch;
       if (plan.path == Path::CudaSm90)
@@ -359,7 +362,7 @@ class CudaDevice final : public DeviceImpl {
     if (pooled) check(cudaFreeAsync(pooled, stream), what);
   }
 
-  // The serving layouts are each family's own question (sm80 runs them, sm90_fwd_supports refuses them).
+  // The serving layouts are each family's own question (sm80 runs them; sm90 runs paged decode calls).
   static std::string common_why_not(const AttnArgs& a) {
     if (a.dtype == DType::F32) return "dtype f32 not supported on CUDA paths (f16 and bf16 only)";
     const std::pair<const char*, std::int64_t> sizes[] = {{"batch", a.batch},     {"seqlen_q", a.seqlen_q},

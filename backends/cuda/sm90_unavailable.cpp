@@ -14,6 +14,8 @@ std::string sm90_fwd_supports(const FwdParams&) { return kNotBuilt; }
 void sm90_fwd_launch(const FwdParams&, int) { throw Error(ErrorCode::Unsupported, kNotBuilt); }
 std::string sm90_fwd_name(const FwdParams&) { return "sm90_fwd<not built>"; }
 bool sm90_fwd_persistent(const FwdParams&) { return false; }
+bool sm90_fwd_is_decode(const FwdParams&) { return false; }
+std::size_t sm90_fwd_workspace(const FwdParams&) { return 0; }
 std::string sm90_bwd_supports(const BwdParams&) { return kNotBuilt; }
 std::size_t sm90_bwd_workspace(const BwdParams&) { return 0; }
 void sm90_bwd_launch(const BwdParams&) { throw Error(ErrorCode::Unsupported, kNotBuilt); }

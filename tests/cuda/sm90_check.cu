@@ -163,6 +163,8 @@ bool run_case(const Case& c, std::mt19937& rng) {
   FwdParams p = make_params(c, dq.p, dk.p, dv.p, dout.p, dlse.p);
   if (c.alibi > 0) p.alibi_slopes = dslopes.p, p.alibi_sb = c.alibi == 2 ? c.Hq : 0;
   if (c.sinks) p.sinks = dsinks.p;
+  dev_buf<unsigned char> ws(flashtile::cuda::sm90_fwd_workspace(p));  // the decode kernel's split partials
+  p.workspace = ws.p;
   char name[200];
   std::snprintf(name, sizeof name, "B=%d Sq=%d Sk=%d Hq=%d Hkv=%d d=%d %s %s pad=%d o+%d%s", c.B, c.Sq, c.Sk, c.Hq,
                 c.Hkv, c.D, c.bf16 ? "bf16" : "f16", c.causal ? "causal" : "full", c.pad, c.o_extra,
@@ -293,6 +295,7 @@ bool run_streams(const Case& c, std::mt19937& rng) {
   auto launch = [&](dev_buf<T>& o, cudaStream_t st) {
     FwdParams p = make_params(c, dq.p, dk.p, dv.p, o.p, nullptr);
     p.stream = st;
+    if (flashtile::cuda::sm90_fwd_workspace(p) > 0) throw std::runtime_error("streams cases are prefill calls");
     FT_CUDA(cudaMemsetAsync(o.p, 0xFF, nq * sizeof(T), st));  // NaN
     flashtile::cuda::sm90_fwd_launch(p, g_ctas);
   };
@@ -584,6 +587,26 @@ int main(int argc, char** argv) {
         var({2, 300, 1000, 4, 2, D, true, causal, 0, 0, 97}, 400, -1, 0.0f, 1, false);
         var({2, 300, 1500, 4, 2, D, D != 256, causal, 0, 0, 0, false, 150}, 1400, 20, 0.0f, 1, true);
         var({2, 300, 1500, 4, 2, D, D != 64, causal, 0, 0, 0, false, 150}, 1400, -1, 30.0f, 0, false);
+      }
+    // The split-KV decode kernel (sm90_decode.cuh: seqlen_q <= 16): 1 to 256 packed rows (one row group to four,
+    // four key groups to one, several row blocks), one split (the direct store) and many (the combine), a last tile
+    // past the keys, Sk < Sq (rows without keys), padded strides; then its variants, sinks (always the combine) and a
+    // window with NaN keys below it (block skipping).
+    for (int D : {64, 128, 256})
+      for (bool causal : {false, true}) {
+        const bool bf = D != 128 || causal;
+        cases.push_back({1, 1, 1, 1, 1, D, bf, causal, 0});
+        cases.push_back({3, 1, 17, 8, 2, D, !bf, causal, 0});
+        cases.push_back({2, 3, 257, 8, 1, D, bf, causal, 0});
+        cases.push_back({1, 16, 3001, 16, 4, D, !bf, causal, 0});
+        cases.push_back({1, 16, 1000, 32, 2, D, bf, causal, 0});
+        if (!tiny) cases.push_back({1, 1, 20000, 4, 1, D, bf, causal, 0});
+        cases.push_back({64, 1, 300, 8, 8, D, !bf, causal, 0});
+        cases.push_back({2, 5, 3, 4, 4, D, bf, causal, 8});
+        var({1, 1, 5000, 8, 2, D, bf, causal}, 100, 0, 0.0f, 0, false, 4800);
+        var({2, 4, 3000, 8, 2, D, !bf, causal}, -1, -1, 50.0f, 1, true);
+        var({1, 16, 2000, 4, 1, D, bf, causal}, 64, 0, 0.0f, 2, true);
+        var({3, 1, 100, 4, 4, D, !bf, causal}, -1, -1, 0.0f, 0, true);
       }
     // Block skipping: K and V NaN below the keys any row's window reaches (by more than a block), so a block loaded
     // there poisons O. Through the main kernels past 4096 keys (non-causal d128 / d256: no clusters with variants,

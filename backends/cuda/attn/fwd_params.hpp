@@ -88,6 +88,9 @@ std::size_t sm80_fwd_workspace(const FwdParams& p);
 // Whether the sm80 launch takes its split-KV decode kernel (seqlen_q <= 16, GQA rows packed).
 bool sm80_fwd_is_decode(const FwdParams& p);
 std::string sm90_fwd_supports(const FwdParams& p);
+// Whether the sm90 launch takes its split-KV decode kernel, and the bytes of p.workspace it needs then (0 otherwise).
+bool sm90_fwd_is_decode(const FwdParams& p);
+std::size_t sm90_fwd_workspace(const FwdParams& p);
 // ctas (tests): > 0 caps a persistent grid at this many CTAs, < 0 launches one CTA per tile, 0 the table's choice.
 void sm90_fwd_launch(const FwdParams& p, int ctas = 0);
 // The kernel variant name for Result::kernel, e.g. "sm90_fwd<d128,bf16,causal>".

@@ -25,7 +25,7 @@ template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_launch(const FwdParams& p);
 template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_probe();
-// sm80_decode_common.cu.
+// decode_common.cu.
 cudaError_t append_launch(const FwdParams& p);
 cudaError_t serve_probe();
 

@@ -1,5 +1,7 @@
 // sm90 forward: the launch layer. Maps runtime head dim / dtype to the instantiations of sm90_dispatch (compiled in
-// sm90_fwd_d{64,128,256}.cu, which maps causality and the O path) and says, in one line, why a call does not qualify.
+// sm90_fwd_d{64,128,256}.cu, which maps causality and the O path) or, for decode calls (seqlen_q <= 16, dense or paged
+// K/V, d 64 and 128), of the split-KV decode kernel (sm90_decode_d*.cu), and says, in one line, why a call does not
+// qualify.
 #include <flashtile/types.hpp>
 
 #include <cuda_runtime.h>
@@ -9,6 +11,8 @@
 #include <string>
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm80_traits.hpp"
+#include "attn/sm90_decode.hpp"
 #include "attn/sm90_traits.hpp"
 #include "tile/base.cuh"
 #include "tile/gl.cuh"
@@ -18,6 +22,17 @@ namespace flashtile::cuda {
 template <int D, typename T>
 void sm90_dispatch(const FwdParams& f, int ctas);
 
+namespace sm90 {
+// Defined in sm90_decode.cuh, instantiated in sm90_decode_d{64,128}.cu.
+template <int D, ElemType E, Layout L, bool Mods>
+cudaError_t decode_launch(const FwdParams& p);
+template <int D, ElemType E, Layout L, bool Mods>
+cudaError_t decode_probe();
+}  // namespace sm90
+namespace sm80 {
+cudaError_t append_launch(const FwdParams& p);  // decode_common.cu: a paged call's new keys, before attention
+}  // namespace sm80
+
 #define FT_SM90_EXTERN(D)                                                    \
   extern template void sm90_dispatch<D, tile::bf16>(const FwdParams&, int); \
   extern template void sm90_dispatch<D, tile::half>(const FwdParams&, int);
@@ -26,12 +41,35 @@ FT_SM90_EXTERN(128)
 FT_SM90_EXTERN(256)
 #undef FT_SM90_EXTERN
 
+namespace {
+// Why the decode kernel cannot take a decode-shaped call ("" when it can): it bulk-copies 16-byte aligned rows.
+std::string decode_why_not(const FwdParams& p) {
+  if (p.batch > sm80::kMaxGridYZ || std::int64_t(p.heads_kv) * sm90::decode_plan(p).row_blocks > sm80::kMaxGridYZ)
+    return "batch or heads_kv x row blocks above 65535 (grid limit)";
+  if (!sm80::aligned16(p)) return "decode: q, k, v, out not 16-byte aligned (base or strides)";
+  if (p.layout == Layout::Paged && (p.block_table == nullptr || p.seqlens == nullptr))
+    return "paged layout without its block table or sequence lengths";
+  return {};
+}
+bool decode_ok(const FwdParams& p) {
+  return p.device_cc == 90 && sm90::use_decode(p) && decode_why_not(p).empty();
+}
+}  // namespace
+
+bool sm90_fwd_is_decode(const FwdParams& p) { return decode_ok(p); }
+
+std::size_t sm90_fwd_workspace(const FwdParams& p) { return decode_ok(p) ? sm90::decode_plan(p).bytes : 0; }
+
 std::string sm90_fwd_supports(const FwdParams& p) {
-  if (p.layout == Layout::Paged) return "no paged-KV kernel on this path yet";
-  if (p.layout == Layout::Varlen) return "no varlen kernel on this path yet";
   if (p.device_cc != 90) return "needs sm_90 (device is sm_" + std::to_string(p.device_cc) + ")";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "head_dim " + std::to_string(p.head_dim) + " not instantiated (64, 128, 256)";
+  if (decode_ok(p)) return {};  // the decode kernel scales before the row max: any scale
+  // The prefill kernel.
+  if (p.layout == Layout::Paged)
+    return sm90::use_decode(p) ? decode_why_not(p)
+                               : "paged K/V beyond decode calls (seqlen_q <= 16, d 64 or 128): no such kernel on this path";
+  if (p.layout == Layout::Varlen) return "no varlen kernel on this path yet";
   if (p.batch > 65535 || p.heads_q > 65535) return "batch or heads above 65535 (grid limit)";
   // Row maxima and the masks act on unscaled scores, the scale folded into the exp2 afterwards: exact for scale > 0
   // only (a negative scale turns the max into the min; a zero one makes masked -inf scores NaN).
@@ -79,6 +117,10 @@ std::string short_tag(const FwdParams& p, Sm90Kind kind) {
 
 // ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch); ",mods": the variants' build (Sm90Shape::kMods).
 std::string sm90_fwd_name(const FwdParams& p) {
+  if (decode_ok(p))
+    return "sm90_decode<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
+           (p.causal ? ",causal" : "") + (p.layout == Layout::Paged ? ",paged" : "") +
+           (p.has_variant() ? ",mods" : "") + ",splitkv" + std::to_string(sm90::decode_plan(p).splits) + ">";
   const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr, p.has_variant());
   const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k, p.has_variant());
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
@@ -98,9 +140,47 @@ void launch_d(const FwdParams& p, int ctas) {
 }
 }  // namespace
 
+namespace {
+// The decode kernel's instantiation: f.template operator()<D, E, L, Mods>().
+template <class F>
+void dispatch_decode(const FwdParams& p, F&& f) {
+  auto by_layout = [&]<int D, ElemType E>() {
+    const bool m = p.has_variant();
+    if (p.layout == Layout::Paged)
+      m ? f.template operator()<D, E, Layout::Paged, true>() : f.template operator()<D, E, Layout::Paged, false>();
+    else
+      m ? f.template operator()<D, E, Layout::Dense, true>() : f.template operator()<D, E, Layout::Dense, false>();
+  };
+  auto by_dtype = [&]<int D>() {
+    if (p.dtype == ElemType::BF16)
+      by_layout.template operator()<D, ElemType::BF16>();
+    else
+      by_layout.template operator()<D, ElemType::F16>();
+  };
+  if (p.head_dim == 64)
+    by_dtype.template operator()<64>();
+  else
+    by_dtype.template operator()<128>();
+}
+
+void decode_launch(const FwdParams& p) {
+  if (p.workspace == nullptr && sm90_fwd_workspace(p) > 0)
+    throw Error(ErrorCode::InvalidArgument, sm90_fwd_name(p) + ": needs a workspace of " +
+                                                std::to_string(sm90_fwd_workspace(p)) + " bytes (sm90_fwd_workspace)");
+  cudaError_t err = cudaSuccess;
+  if (p.layout == Layout::Paged && p.seqlen_new > 0) err = sm80::append_launch(p);  // before any reader, same stream
+  if (err == cudaSuccess)
+    dispatch_decode(p, [&]<int D, ElemType E, Layout L, bool M>() { err = sm90::decode_launch<D, E, L, M>(p); });
+  if (err != cudaSuccess)
+    throw Error(ErrorCode::BackendFailure,
+                "launch " + sm90_fwd_name(p) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
+}
+}  // namespace
+
 void sm90_fwd_launch(const FwdParams& p, int ctas) {
   const std::string why = sm90_fwd_supports(p);
   if (!why.empty()) throw Error(ErrorCode::Unsupported, why);
+  if (decode_ok(p)) return decode_launch(p);
   switch (p.head_dim) {
     case 64: launch_d<64>(p, ctas); break;
     case 128: launch_d<128>(p, ctas); break;

@@ -23,7 +23,7 @@
 //   mma_AB (d, a, b, c)   d = a·b + c     a: rt<T,M,K,row>, b: rt<T,K,N,col>, c/d: rt_fl<M,N>
 //   mma_ABt(d, a, b, c)   d = a·bᵀ + c    a: rt<T,M,K,row>, b: rt<T,N,K,row>
 // Memory:
-//   load(d, st, r0, c0)        shared -> registers with ldmatrix (row layout: .x4; col layout: .x4.trans, i.e.
+//   load(d, st, r0, c0)        shared (st or sp) -> registers with ldmatrix (row layout: .x4; col: .x4.trans, i.e.
 //                               d = the K x N tile of st rows r0.., cols c0.. read as B of A·B).
 //   load_async<NT>(st, g, row_stride, valid_rows, tid)   global -> shared, 16-byte cp.async by NT threads; rows
 //                               >= valid_rows are zero-filled. Then cp_async_commit() / cp_async_wait<N>().
@@ -382,8 +382,9 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
 }
 
 // Row layout: the R x C register tile = st rows r0.., cols c0...
-template <typename T, int R, int C, int SR, int SC>
-__device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const st<T, SR, SC>& s, int r0, int c0) {
+template <typename T, int R, int C, typename S>
+  requires is_shared_tile_v<S> && std::is_same_v<typename S::dtype, T>
+__device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const S& s, int r0, int c0) {
   const int lane = lane_id();
   const int m = lane >> 3;  // which 8x8 matrix this lane addresses: v[m]
   const int rr = (m & 1) * 8 + (lane & 7), cc = (m >> 1) * 8;
@@ -392,14 +393,15 @@ __device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const st<T, SR
 #pragma unroll
     for (int j = 0; j < C / 16; ++j) {
       std::uint32_t r[4];
-      ldmatrix_x4(r, s.addr() + st<T, SR, SC>::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
+      ldmatrix_x4(r, s.addr() + S::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
 #pragma unroll
       for (int q = 0; q < 4; ++q) d.v[i][j][q] = *reinterpret_cast<packed_t<T>*>(&r[q]);
     }
 }
 // Col layout: the R x C (K x N) register tile = st rows r0.. (K), cols c0.. (N), transposed while loading.
-template <typename T, int R, int C, int SR, int SC>
-__device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const st<T, SR, SC>& s, int r0, int c0) {
+template <typename T, int R, int C, typename S>
+  requires is_shared_tile_v<S> && std::is_same_v<typename S::dtype, T>
+__device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const S& s, int r0, int c0) {
   const int lane = lane_id();
   const int m = lane >> 3;
   const int rr = (m >> 1) * 8 + (lane & 7), cc = (m & 1) * 8;
@@ -408,7 +410,7 @@ __device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const st<T, SR
 #pragma unroll
     for (int j = 0; j < C / 16; ++j) {
       std::uint32_t r[4];
-      ldmatrix_x4_trans(r, s.addr() + st<T, SR, SC>::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
+      ldmatrix_x4_trans(r, s.addr() + S::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
 #pragma unroll
       for (int q = 0; q < 4; ++q) d.v[i][j][q] = *reinterpret_cast<packed_t<T>*>(&r[q]);
     }

@@ -1,5 +1,6 @@
-// The sm80 forward's small serving kernels, independent of the head dim: the split-KV combine (merges the decode
-// kernel's partials exactly) and the paged cache's append (k_new / v_new into their slots before attention reads them).
+// The serving kernels both CUDA families share, independent of the head dim: the split-KV combine (merges the decode
+// kernels' partials exactly: sm80_decode.cuh, sm90_decode.cuh) and the paged cache's append (k_new / v_new into their
+// slots before attention reads them).
 #include "attn/sm80_decode.cuh"
 
 #include "tile/constants.hpp"

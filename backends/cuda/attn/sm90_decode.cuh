@@ -1,0 +1,268 @@
+// sm90 split-KV decode (Flash-Decoding) for calls with few query rows, dense or paged K/V: the memory-bound kernel of
+// the sm90 path. A CTA is (split, kv head x row block, batch): one producer warp and kDecodeConsumers consumer warps.
+//  - producer: one lane moves each tile's K and V with TMA boxes (64 columns x box_rows keys; a paged tile takes one
+//    box per page it spans) into 128B-swizzled shared tiles, kStages stages completing on mbarriers. Few large boxes:
+//    one 1-D bulk copy per key row (256 bytes) left the copy engine's request rate the limit, at 1.8 TB/s
+//    (bench/results/2026-12-03_h200_sm90_decode). Dense rows past Sk arrive as zeros; a paged tile past the sequence
+//    reads slots the application owns (NaN in the tests), so the consumers zero those V rows before P·V.
+//  - consumers: R row groups x C key groups (R = the packed rows / 16, rounded up to 1, 2 or 4; C = 4 / R). Key group
+//    c takes the tiles i = c (mod C) with decode_rows.cuh's step (mma.sync: decode has no compute to hide); stages
+//    are a multiple of 4, so a stage is always read by one key group and no barrier phase can be passed unseen.
+//  - epilogue: the key groups merge through shared memory; one split writes the output, several write partials that
+//    the shared combine kernel merges (decode_common.cu).
+// Included by sm90_decode_d*.cu.
+#pragma once
+
+#include "attn/decode_rows.cuh"
+#include "attn/fwd_params.hpp"
+#include "attn/sm80_decode.cuh"
+#include "attn/sm80_layout.cuh"
+#include "attn/sm90_decode.hpp"
+#include "tile/gl.cuh"
+#include "tile/mbarrier.cuh"
+#include "tile/ops.cuh"
+#include "tile/tma.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+
+namespace flashtile::cuda::sm90 {
+
+template <int D, typename T>
+struct DecodeSmem {
+  static constexpr DecodeShape kShape = decode_shape(D);
+  using KV = tile::st<T, kShape.block_n, D>;
+  KV k[kShape.stages], v[kShape.stages];
+  tile::sp<T, kDecodeRows, D> q;
+  tile::mbarrier full[kShape.stages], empty[kShape.stages];
+};
+
+// The kernel's parameters: the split plan's (shared with the combine) and K / V's tensor maps, whose boxes hold
+// box_rows keys (the tile's keys, or a page's where pages are smaller).
+struct DecodeParams {
+  sm80::DecodeArgs a;
+  CUtensorMap k_map, v_map;
+  int box_rows;
+};
+
+// Zeroes rows [first, R) of a swizzled tile (each row's 128-byte segments whole, so the swizzle does not matter), by
+// one warp; the writes are generic-proxy: fence_proxy_async before TMA may write the tile again.
+template <typename T, int R, int C>
+__device__ __forceinline__ void zero_rows(tile::st<T, R, C>& t, int first) {
+  using ST = tile::st<T, R, C>;
+  char* base = reinterpret_cast<char*>(t.data) + (tile::lane_id() & 7) * 16;  // a lane: one 16-byte chunk of a row
+  for (int r = first + (tile::lane_id() >> 3); r < R; r += 4)
+#pragma unroll
+    for (int b = 0; b < ST::kBlocks; ++b)
+      *reinterpret_cast<uint4*>(base + b * ST::kBlockBytes + r * tile::kSwizzleBytes) = make_uint4(0, 0, 0, 0);
+}
+
+// The key groups' hand-off at the end, in the stages' memory: a group's O fragments and (m, l) by lane, for the
+// first key group to merge (every lane merges the lanes of its own id: the same rows and columns).
+template <int D>
+struct DecodeMerge {
+  static constexpr int kSlots = kDecodeConsumers - 1;  // (C - 1) x R <= 3
+  float2 o[kSlots][D / 16][4][32];
+  float4 ml[kSlots][32];  // m of rows g and g + 8, then this lane's part of their l
+};
+
+template <int D>
+__device__ __forceinline__ void merge_into(sm80::DecodeAcc<D>& a, const DecodeMerge<D>& mg, int slot, int lane) {
+  using namespace tile;
+  const float4 x = mg.ml[slot][lane];
+  const float mo[2] = {x.x, x.y}, lo[2] = {x.z, x.w};
+  float fa[2], fo[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const float m = a.m.v[0][hh], mx = fmaxf(m, mo[hh]);
+    fa[hh] = m == kNegInf ? 0.f : fast_exp2(m - mx);  // a row no group saw stays 0 / -inf
+    fo[hh] = mo[hh] == kNegInf ? 0.f : fast_exp2(mo[hh] - mx);
+    a.m.v[0][hh] = mx;
+    a.l.v[0][hh] = a.l.v[0][hh] * fa[hh] + lo[hh] * fo[hh];
+  }
+#pragma unroll
+  for (int i = 0; i < D / 16; ++i)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 y = mg.o[slot][i][k][lane];
+      float2& o = a.o[i].v[0][0][k];
+      o = make_float2(o.x * fa[k & 1] + y.x * fo[k & 1], o.y * fa[k & 1] + y.y * fo[k & 1]);
+    }
+}
+
+template <int D, ElemType E, Layout L, bool Mods>
+__global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
+    decode_kernel(const __grid_constant__ DecodeParams dp) {
+  using namespace tile;
+  using T = std::conditional_t<E == ElemType::F16, half, bf16>;
+  using Smem = DecodeSmem<D, T>;
+  constexpr DecodeShape kS = Smem::kShape;
+  constexpr int kN = kS.block_n, kStages = kS.stages;
+  static_assert(kStages % kDecodeConsumers == 0, "a stage must belong to one key group for every R");
+  static_assert(sizeof(DecodeMerge<D>) <= sizeof(Smem::k) + sizeof(Smem::v), "the merge reuses the stages");
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
+  const sm80::DecodeArgs& a = dp.a;
+
+  const FwdParams& p = a.p;
+  const int w = warp::index(), lane = lane_id();
+  const int split = blockIdx.x, hk = int(blockIdx.y) % p.heads_kv, rb = int(blockIdx.y) / p.heads_kv;
+  const int b = blockIdx.z;
+  const int R = decode_row_groups(a.rows), C = kDecodeConsumers / R;
+  const int rg = w % R, kg = w / R;  // consumers' roles (the producer's w is kDecodeConsumers)
+  const sm80::DecodeRows<Mods> r = sm80::decode_rows<Mods>(p, b, hk, a.group, a.rows, rb * kDecodeRows + rg * 16,
+                                                           sm80::seq_span<L>(p, b).sk);
+  const sm80::TileRange tr = sm80::split_tiles<kN>(r, split, a.splits);
+  const int n = tr.end > tr.begin ? tr.end - tr.begin : 0;
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < kStages; ++s) {
+      init(sm.full[s], 1);
+      init(sm.empty[s], R);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (w == kDecodeConsumers) {  // ---- producer: one lane ----
+    if (lane != 0) return;
+    const std::int32_t* bt = L == Layout::Paged ? p.block_table + b * p.block_table_sb : nullptr;
+    prefetch(&dp.k_map);
+    prefetch(&dp.v_map);
+    for (int i = 0; i < n; ++i) {
+      const int s = i % kStages;
+      wait(sm.empty[s], ((i / kStages) & 1) ^ 1);
+      arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
+      const std::int64_t n0 = std::int64_t(tr.begin + i) * kN;
+      for (int r0 = 0; r0 < kN; r0 += dp.box_rows) {
+        // Dense: rows of batch b (past Sk: zeros). Paged: the page holding the box (one past the sequence reads the
+        // last key's page; its V rows are zeroed by the consumers), its slot a multiple of the box.
+        int row = int(n0) + r0, outer = b;
+        if constexpr (L == Layout::Paged) {
+          const sm80::PageSlot ps = sm80::page_slot(p, bt, sm80::imin(n0 + r0, r.sk - 1));
+          row = int(ps.slot) / dp.box_rows * dp.box_rows, outer = int(ps.page);
+        }
+#pragma unroll
+        for (int cb = 0; cb < Smem::KV::kBlocks; ++cb) {
+          tma_load_4d(sm.k[s].block_addr(cb, r0), &dp.k_map, sm.full[s].addr(), cb * 64, row, hk, outer);
+          tma_load_4d(sm.v[s].block_addr(cb, r0), &dp.v_map, sm.full[s].addr(), cb * 64, row, hk, outer);
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers: Q's packed rows (16 bytes a thread), then the tiles of this key group ----
+  {
+    const std::int64_t Sq = p.seqlen_q;
+    const T* gq = static_cast<const T*>(p.q) + b * p.q_sb + std::int64_t(hk) * a.group * p.q_sh;
+    constexpr int kChunks = D / 8;
+    for (int idx = threadIdx.x; idx < R * 16 * kChunks; idx += kDecodeConsumers * 32) {
+      const int i = idx / kChunks, c = (idx % kChunks) * 8, pr = rb * kDecodeRows + i;
+      uint4 x = make_uint4(0, 0, 0, 0);
+      if (pr < a.rows) x = *reinterpret_cast<const uint4*>(gq + pr / Sq * p.q_sh + pr % Sq * p.q_ss + c);
+      *reinterpret_cast<uint4*>(sm.q.row(i) + c) = x;
+    }
+  }
+  named_sync(1, kDecodeConsumers * 32);
+  rt<T, 16, 16> qr[decode_shape(D).q_in_regs ? D / 16 : 1];
+  if constexpr (decode_shape(D).q_in_regs) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) load(qr[kk], sm.q, rg * 16, kk * 16);
+  }
+  auto q = [&](int kk) {
+    if constexpr (decode_shape(D).q_in_regs) {
+      return qr[kk];
+    } else {
+      rt<T, 16, 16> qt;
+      load(qt, sm.q, rg * 16, kk * 16);
+      return qt;
+    }
+  };
+  sm80::DecodeAcc<D> acc;
+  init(acc);
+  for (int i = kg; i < n; i += C) {
+    const int s = i % kStages;
+    wait(sm.full[s], (i / kStages) & 1);
+    const std::int64_t n0 = std::int64_t(tr.begin + i) * kN;
+    const bool past = L == Layout::Paged && n0 + kN > r.sk;  // P is 0 there, but 0 * NaN is not
+    if (past) {
+      zero_rows(sm.v[s], int(r.sk - n0));
+      __syncwarp();
+    }
+    sm80::decode_step<D, kN, Mods, T>(acc, q, sm.k[s], sm.v[s], n0, r, p);
+    if (past) fence_proxy_async();  // the zeros before TMA's next writes to the stage
+    __syncwarp();
+    if (lane == 0) arrive(sm.empty[s]);
+  }
+
+  // ---- epilogue: key groups 1.. hand their rows to group 0 (every copy has landed: all tiles were consumed) ----
+  if (C > 1) {
+    auto& mg = *reinterpret_cast<DecodeMerge<D>*>(smem_raw);
+    named_sync(1, kDecodeConsumers * 32);
+    if (kg > 0) {
+      const int slot = (kg - 1) * R + rg;
+#pragma unroll
+      for (int i = 0; i < D / 16; ++i)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) mg.o[slot][i][k][lane] = acc.o[i].v[0][0][k];
+      mg.ml[slot][lane] = make_float4(acc.m.v[0][0], acc.m.v[0][1], acc.l.v[0][0], acc.l.v[0][1]);
+    }
+    named_sync(1, kDecodeConsumers * 32);
+    if (kg > 0) return;
+    for (int c = 1; c < C; ++c) merge_into(acc, mg, (c - 1) * R + rg, lane);
+  }
+  sm80::decode_store<D, Mods, T>(acc, r, p, a.o_part, a.lse_part, split);
+}
+
+// ---- host side of one instantiation (explicitly instantiated in sm90_decode_d*.cu) ----------------------------------
+// K / V's maps: dense [B, Sk, Hkv, D]; paged [num_pages, page_size, Hkv, D] in boxes of at most a page.
+template <typename T>
+std::string decode_maps(DecodeParams& dp, const FwdParams& p, int block_n) {
+  const bool paged = p.layout == Layout::Paged;
+  dp.box_rows = paged ? std::gcd(block_n, p.page_size) : block_n;
+  const int outer = paged ? p.num_pages : p.batch, rows = paged ? p.page_size : p.seqlen_k;
+  tile::gl4<T> k, v;
+  std::string why = tile::make_gl4(k, static_cast<T*>(const_cast<void*>(p.k)), outer, rows, p.heads_kv, p.head_dim,
+                                   p.k_sb, p.k_ss, p.k_sh, dp.box_rows);
+  if (why.empty())
+    why = tile::make_gl4(v, static_cast<T*>(const_cast<void*>(p.v)), outer, rows, p.heads_kv, p.head_dim, p.v_sb,
+                         p.v_ss, p.v_sh, dp.box_rows);
+  dp.k_map = k.map, dp.v_map = v.map;
+  return why;
+}
+
+template <int D, ElemType E, Layout L, bool Mods>
+cudaError_t decode_launch(const FwdParams& p) {
+  using T = std::conditional_t<E == ElemType::F16, tile::half, tile::bf16>;
+  const DecodePlan d = decode_plan(p);
+  constexpr int kSmem = int(sizeof(DecodeSmem<D, T>));
+  auto* kernel = decode_kernel<D, E, L, Mods>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); e != cudaSuccess)
+    return e;
+  auto* ws = static_cast<unsigned char*>(p.workspace);
+  DecodeParams dp{};
+  dp.a = {p, d.splits, d.group, d.rows, true, d.direct ? nullptr : reinterpret_cast<float*>(ws),
+          d.direct ? nullptr : reinterpret_cast<float*>(ws + d.o_part_bytes)};
+  if (!decode_maps<T>(dp, p, decode_shape(D).block_n).empty()) return cudaErrorInvalidValue;  // supports checked it
+  const dim3 grid(unsigned(d.splits), unsigned(p.heads_kv * d.row_blocks), unsigned(p.batch));
+  kernel<<<grid, kDecodeThreads, kSmem, static_cast<cudaStream_t>(p.stream)>>>(dp);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  return d.direct ? cudaSuccess : sm80::combine_launch(dp.a, d.out_rows);
+}
+
+template <int D, ElemType E, Layout L, bool Mods>
+cudaError_t decode_probe() {
+  cudaFuncAttributes attr{};
+  return cudaFuncGetAttributes(&attr, decode_kernel<D, E, L, Mods>);
+}
+
+#define FLASHTILE_SM90_DECODE_INSTANTIATE(D, E, L, M)                                   \
+  template cudaError_t decode_launch<D, ElemType::E, Layout::L, M>(const FwdParams&); \
+  template cudaError_t decode_probe<D, ElemType::E, Layout::L, M>();
+
+}  // namespace flashtile::cuda::sm90
