@@ -17,6 +17,7 @@
 // Two forms per phase, chosen by specialization constants:
 //   id 19 (OWN_IN_REGS): the own rows as use-A fragments in registers for the whole loop (staged once through the
 //     streamed tiles), or re-read from their shared tiles every step.
+//   id 20 (PREFETCH): the next streamed block's global loads in flight, in registers, during this block's products.
 //   id 28 (REG_SOFTMAX, 1 or 2: the accumulator layout the host's probe found, as attn_coopmat.comp's register
 //     softmax): P and dS formed on the score accumulators and written to their f16 tiles, the gradients stored
 //     straight from their accumulators; or (0) S and dP staged through f32 tiles, P and dS formed from those, the
@@ -52,6 +53,10 @@ layout(constant_id = 19) const uint OWN_IN_REGS = 0;
 // id 28: P and dS on the accumulators for accumulator layout 1 or 2 (cm_acc_row, cm_acc_col; 16 x 16 at subgroup 32
 // only), or (0) through the f32 staging tiles.
 layout(constant_id = 28) const uint REG_SOFTMAX = 0;
+// id 20: the next streamed block's global loads issued before this block's products, held in registers until the
+// block is done and then stored (1; the host keeps T <= WG_SIZE: one row's lse2 and Delta a thread), or each block
+// loaded when it is needed (0). Costs 2 LPT 16-byte vectors a thread.
+layout(constant_id = 20) const uint PREFETCH = 0;
 
 const bool DKDV = FT_BWD_PASS == 1;
 const uint SG = SUBGROUP_SIZE;
@@ -70,6 +75,8 @@ const uint R = NSG * OWN;                          // own rows of the workgroup
 const bool OWN_REGS = OWN_IN_REGS != 0u;
 const bool REG_PDS = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u;
 const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
+const bool PF = PREFETCH != 0u;
+const uint LPT = (T * D8 + WG_SIZE - 1u) / WG_SIZE;  // 16-byte vectors of a streamed tensor a thread
 
 shared f16vec4 sh_own0[OWN_REGS ? 1u : R * KS4];  // K (dK/dV) or Q (dQ): the workgroup's own rows
 shared f16vec4 sh_own1[OWN_REGS ? 1u : R * KS4];  // V or dO
@@ -90,6 +97,10 @@ coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> own0_frag[OWN_RE
 coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> own1_frag[OWN_REGS ? KT_S : 1u];
 // The step's scores and dP (their transposes for dK/dV).
 coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[NT_S], dp_acc[NT_S];
+
+// Id 20: the next streamed block in flight (Q and dO with a row's lse2 and Delta, or K and V), as raw f16.
+uvec4 pf0[PF ? LPT : 1u], pf1[PF ? LPT : 1u];
+float pf_lse2, pf_delta;
 
 uint b, h, hk, m0, n0, sg, lane;
 bool in_vec;  // q, k, v, dO offsets and strides multiples of 8 elements: 16-byte loads
@@ -193,6 +204,40 @@ void load_stream(uint s0) {
   } else {
     load_rows(TILE_ST0, TENSOR_K, hk, s0, T, pc.Sk);
     load_rows(TILE_ST1, TENSOR_V, hk, s0, T, pc.Sk);
+  }
+}
+
+// Id 20: the global loads of the streamed block from row s0 (of head hh for Q and dO) into registers; rows at or past
+// the tensor's end are zero, and so are the stats of rows past Sq (as load_rows and load_row_stats).
+void fetch_stream(uint hh, uint s0) {
+  const uint end = DKDV ? pc.Sq : pc.Sk;
+  [[unroll]] for (uint t = 0u; t < LPT; ++t) {
+    const uint i = gl_LocalInvocationID.x + t * WG_SIZE, r = i / D8, c = i % D8;
+    pf0[t] = pf1[t] = uvec4(0u);
+    if (i < T * D8 && s0 + r < end) {
+      pf0[t] = load8(DKDV ? TENSOR_Q : TENSOR_K, s0 + r, hh, c);
+      pf1[t] = load8(DKDV ? TENSOR_DO : TENSOR_V, s0 + r, hh, c);
+    }
+  }
+  if (DKDV) {
+    const uint row = s0 + gl_LocalInvocationID.x;
+    pf_lse2 = row < pc.Sq ? ws_data[ws_row(b, hh, row)] : FT_POS_INF;
+    pf_delta = row < pc.Sq ? ws_data[ws_delta(b, hh, row)] : 0.0;
+  }
+}
+
+// Id 20: the fetched block -> the streamed tiles (and the rows' stats).
+void put_stream() {
+  [[unroll]] for (uint t = 0u; t < LPT; ++t) {
+    const uint i = gl_LocalInvocationID.x + t * WG_SIZE;
+    if (i < T * D8) {
+      put8(TILE_ST0, (i / D8) * KS4 + 2u * (i % D8), pf0[t]);
+      put8(TILE_ST1, (i / D8) * KS4 + 2u * (i % D8), pf1[t]);
+    }
+  }
+  if (DKDV && gl_LocalInvocationID.x < T) {
+    sh_lse2[gl_LocalInvocationID.x] = pf_lse2;
+    sh_delta[gl_LocalInvocationID.x] = pf_delta;
   }
 }
 
@@ -367,18 +412,35 @@ void store_grads() {
   }
 }
 
-// The streamed blocks' loop: every subgroup runs every block (uniform control flow around the barriers).
-void visit_block(uint s0) {
-  barrier();  // every subgroup is done with the previous block's tiles
-  load_stream(s0);
-  barrier();  // (the first time: the own rows stored too)
-  compute_scores();
-  if (REG_PDS) {
-    compute_p_ds_regs(s0);
-  } else {
-    compute_p_ds(s0);
+// The streamed blocks from row `first` to `end` (the dQ pass: keys) of each of `heads` query heads from h0 (the
+// dK/dV pass: the group's; dQ: one), in that order: every subgroup runs every block (uniform control flow around the
+// barriers). With id 20 block it + 1's loads are in flight during block it's products.
+void run_blocks(uint first, uint end, uint h0, uint heads) {
+  const uint nb = (end - first + T - 1u) / T;  // blocks a head (end >= first)
+  const uint total = nb * heads;
+  if (PF && total > 0u) fetch_stream(DKDV ? h0 : hk, first);
+  for (uint it = 0u; it < total; ++it) {
+    const uint s0 = first + (it % nb) * T;
+    if (DKDV) {
+      h = h0 + it / nb;
+      if (FT_ALIBI && it % nb == 0u) ft_variants_init(b, h);  // this head's slope
+    }
+    barrier();  // every subgroup is done with the previous block's tiles
+    if (PF) {
+      put_stream();
+    } else {
+      load_stream(s0);
+    }
+    barrier();  // (the first time: the own rows stored too)
+    if (PF && it + 1u < total) fetch_stream(DKDV ? h0 + (it + 1u) / nb : hk, first + ((it + 1u) % nb) * T);
+    compute_scores();
+    if (REG_PDS) {
+      compute_p_ds_regs(s0);
+    } else {
+      compute_p_ds(s0);
+    }
+    accumulate();
   }
-  accumulate();
 }
 
 void main() {
@@ -399,11 +461,7 @@ void main() {
     load_own();
     // Causal and windows: blocks of rows that see none of these keys are skipped.
     const uvec2 rows = bwd_rows_seeing(n0);
-    for (uint g = 0u; g < group; ++g) {
-      h = hk * group + g;
-      if (FT_ALIBI) ft_variants_init(b, h);  // this head's slope
-      for (uint s0 = rows.x; s0 < rows.y; s0 += BLOCK_M) visit_block(s0);
-    }
+    run_blocks(rows.x, rows.y, hk * group, group);
   } else {
     m0 = gl_WorkGroupID.x * BLOCK_M;
     h = gl_WorkGroupID.y;
@@ -412,7 +470,7 @@ void main() {
     load_own();
     // Causal and windows: blocks of keys these rows do not see are skipped.
     const uvec2 keys = bwd_keys_seen(m0);
-    for (uint s0 = keys.x; s0 < keys.y; s0 += BLOCK_N) visit_block(s0);
+    run_blocks(keys.x, keys.y, h, 1u);
   }
   store_grads();
 }

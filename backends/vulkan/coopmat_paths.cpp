@@ -343,18 +343,20 @@ namespace {
 // Per pass and head dim, fastest first (untimed on the first two forms: sized for NVIDIA's 48 KB and 255 registers):
 // subgroups per workgroup, each owning CM_M keys (dK/dV) or query rows (dQ); the rows of the streamed block (BLOCK_M
 // query rows for dK/dV, BLOCK_N keys for dQ); the own rows' fragments in registers (id 19); P and dS on the
-// accumulators (id 28 = the probed layout: NVIDIA's 16x16x16 family only, Caps::khr_acc_layout). At d 256 the
-// register forms would spill (the dK and dV accumulators alone take 256 registers a lane): the first form only.
+// accumulators (id 28 = the probed layout: NVIDIA's 16x16x16 family only, Caps::khr_acc_layout); the next block's
+// global loads in flight in registers (id 20: 2 T D / (8 wg) 16-byte vectors a thread, where the registers allow:
+// not beside d 128's dK and dV). At d 256 the register forms would spill (the dK and dV accumulators alone take 256
+// registers a lane): the first form only.
 struct KhrBwdTile {
   std::uint32_t dim, nsg, step;
-  bool own_regs = false, reg_pds = false;
+  bool own_regs = false, reg_pds = false, prefetch = false;
 };
 const KhrBwdTile kKhrBwdDkDvTiles[] = {
-    {64, 4, 64, true, true},  {64, 4, 32, true, true},   {128, 4, 32, true, true}, {64, 4, 32, true, false},
-    {128, 4, 32, true, false}, {64, 2, 32},  {64, 1, 32}, {64, 1, 16}, {128, 2, 16}, {128, 1, 32}, {128, 1, 16},
+    {64, 4, 64, true, true, true}, {64, 4, 32, true, true}, {128, 4, 32, true, true}, {64, 4, 32, true, false},
+    {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 32}, {64, 1, 16}, {128, 2, 16}, {128, 1, 32}, {128, 1, 16},
     {256, 1, 16}};
 const KhrBwdTile kKhrBwdDqTiles[] = {
-    {64, 4, 64, true, true},  {128, 4, 64, true, true}, {128, 4, 32, true, true}, {64, 4, 32, true, false},
+    {64, 4, 64, true, true, true}, {128, 4, 32, true, true, true}, {128, 4, 64, true, true}, {64, 4, 32, true, false},
     {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 16}, {128, 2, 32}, {128, 2, 16}, {128, 1, 16}, {256, 1, 16}};
 
 // Mirrors the shared declarations of attn_bwd_coopmat.comp: R own rows, T streamed rows.
@@ -368,10 +370,12 @@ std::uint32_t khr_bwd_shared_bytes(const Family& f, const KhrBwdTile& t, bool dk
 }
 
 // The shader's structural requirements: whole coopmat tiles along every dimension; id 19 stages the own rows through
-// the streamed block in whole subgroup tiles; id 28 knows one family's accumulators.
+// the streamed block in whole subgroup tiles; id 28 knows one family's accumulators; id 20 fetches one streamed row's
+// lse2 and Delta a thread.
 bool khr_bwd_tile_valid(const Family& f, const KhrBwdTile& t) {
   return t.nsg >= 1 && t.step % f.n == 0 && t.step % f.k == 0 && t.step % 8 == 0 && t.dim % f.n == 0 &&
-         t.dim % f.k == 0 && (!t.own_regs || t.step % f.m == 0) && (!t.reg_pds || khr_regsm_family(f));
+         t.dim % f.k == 0 && (!t.own_regs || t.step % f.m == 0) && (!t.reg_pds || khr_regsm_family(f)) &&
+         (!t.prefetch || t.step <= t.nsg * f.sg);
 }
 
 // One pass of family f and tile t as a table entry, so that the forward's device gating (device_reason) decides;
@@ -392,9 +396,14 @@ ShaderVariant khr_bwd_pass(const Family& f, const KhrBwdTile& t, bool dkdv, std:
   v.needs_float16 = true;
   v.needs_coopmat = true;
   const std::uint32_t rsm = t.reg_pds ? acc_layout : 0;
-  v.extra_spec = {{kSpecCmM, f.m}, {kSpecCmN, f.n}, {kSpecCmK, f.k}, {kSpecCmQInRegs, t.own_regs ? 1u : 0u},
+  v.extra_spec = {{kSpecCmM, f.m},
+                  {kSpecCmN, f.n},
+                  {kSpecCmK, f.k},
+                  {kSpecCmQInRegs, t.own_regs ? 1u : 0u},
+                  {kSpecCmPrefetch, t.prefetch ? 1u : 0u},
                   {kSpecCmRegSoftmax, rsm}};
-  v.kernel = std::string(t.own_regs ? "+regs" : "") + (t.reg_pds ? "+acc" : "");  // the forms, for khr_bwd_choose's name
+  // The forms, for khr_bwd_choose's name.
+  v.kernel = std::string(t.own_regs ? "+regs" : "") + (t.prefetch ? "+pf" : "") + (t.reg_pds ? "+acc" : "");
   const std::uint32_t m = f.m, n = f.n, k = f.k;
   const bool gated = t.reg_pds;
   v.device_check = [m, n, k, gated](const Caps& c) -> std::string {

@@ -51,7 +51,8 @@ enum SpecId : std::uint32_t {
   kSpecCmK = 18,
   kSpecCmQInRegs = 19,        // attn_coopmat.comp: Q as use-A fragments in registers (attn_bwd_coopmat.comp: the
                               //   own rows, K and V or Q and dO)
-  kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers
+  kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers (attn_bwd_coopmat.comp: the
+                              //   next streamed block's)
   // 21, 22: free.
   kSpecCm2AlignedLoads = 23,  // attn_coopmat2.comp: aligned calls: strides visibly aligned, full tiles unclamped
   kSpecCm2Narrow = 24,        //   columns of the l / m / row-sum matrices (0: BLOCK_N)

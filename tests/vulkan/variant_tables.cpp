@@ -386,13 +386,15 @@ TEST_CASE("KHR backward: the advertised shape's passes after the portable prepro
         CHECK(kv.block_m % 16 == 0);
         CHECK(q.block_n % 16 == 0);
         // d 64 and 128: the own rows' fragments in registers (id 19), P and dS on the probed accumulator layout
-        // (id 28 = 2), four subgroups; d 256 the first form (both 0: the register forms would spill).
+        // (id 28 = 2), four subgroups; the next block prefetched (id 20) but beside d 128's dK and dV; d 256 the
+        // first form (all 0: the register forms would spill).
         const std::uint32_t regs = d == 256 ? 0 : 1, layout = d == 256 ? 0 : 2;
         for (const BwdPassKernel* k : {&kv, &q}) {
+          const std::uint32_t pf = d == 64 || (d == 128 && k == &q) ? 1 : 0;
           CHECK(k->required_subgroup_size == 32);
           CHECK(k->extra_spec == std::vector<std::pair<std::uint32_t, std::uint32_t>>{
                                      {kSpecCmM, 16}, {kSpecCmN, 16}, {kSpecCmK, 16}, {kSpecCmQInRegs, regs},
-                                     {kSpecCmRegSoftmax, layout}});
+                                     {kSpecCmPrefetch, pf}, {kSpecCmRegSoftmax, layout}});
           if (d != 256) CHECK(k->wg == 128);
         }
         CHECK(ch.workspace_bytes == 2 * 16 * 4096 * 4);
@@ -459,6 +461,7 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_bwd_coopmat.comp", "CM_N", kSpecCmN},
       {"attn_bwd_coopmat.comp", "CM_K", kSpecCmK},
       {"attn_bwd_coopmat.comp", "OWN_IN_REGS", kSpecCmQInRegs},
+      {"attn_bwd_coopmat.comp", "PREFETCH", kSpecCmPrefetch},
       {"attn_bwd_coopmat.comp", "REG_SOFTMAX", kSpecCmRegSoftmax},
       {"attn_coopmat2.comp", "ALIGNED_LOADS", kSpecCm2AlignedLoads},
       {"attn_coopmat2.comp", "NARROW", kSpecCm2Narrow},
