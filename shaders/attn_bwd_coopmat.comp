@@ -5,21 +5,28 @@
 //   1 dK/dV: one workgroup per (key block of BLOCK_N keys, kv head, batch); NSG = BLOCK_N / CM_M subgroups, each
 //     owning CM_M keys. For every query head of the group and every block of BLOCK_M query rows that sees the keys:
 //       load_stream    all threads: Q and dO rows -> shared (f16), their lse2 and Delta
-//       compute_scores per subgroup: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ -> its staging tiles (f32)
+//       compute_scores per subgroup: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ on accumulators (without id 28: -> f32 staging tiles)
 //       compute_p_ds   per subgroup: Pᵀ and dSᵀ (bwd_p_ds: masks, variants) -> its f16 tiles
 //       accumulate     per subgroup: dV += Pᵀ·dO, dK += dSᵀ·Q
 //   2 dQ: one workgroup per (query block of BLOCK_M rows, head, batch); NSG = BLOCK_M / CM_M subgroups, each owning
 //     CM_M rows. For every block of BLOCK_N keys the rows see: load_stream (K and V), compute_scores (S = Q·Kᵀ,
 //     dP = dO·Vᵀ), compute_p_ds (dS), accumulate (dQ += dS·K).
-// Both passes load their own rows once (load_own: K and V, or Q and dO with lse2 and Delta) and write the gradients
-// through the staging tiles (store_grads: bounds-checked, dK and dQ times the softmax scale).
+// Both passes load their own rows once (load_own) and write the gradients once (store_grads).
 // So the two passes share every phase: the owned tiles are use-A operands (row-major) of the scores, the streamed
 // tiles use-B (column-major over their rows: the transpose) there and use-B (row-major) of the gradient products.
+// Two forms per phase, chosen by specialization constants:
+//   id 19 (OWN_IN_REGS): the own rows as use-A fragments in registers for the whole loop (staged once through the
+//     streamed tiles), or re-read from their shared tiles every step.
+//   id 20 (PREFETCH): the next streamed block's global loads in flight, in registers, during this block's products.
+//   id 28 (REG_SOFTMAX, 1 or 2: the accumulator layout the host's probe found, as attn_coopmat.comp's register
+//     softmax): P and dS formed on the score accumulators and written to their f16 tiles, the gradients stored
+//     straight from their accumulators; or (0) S and dP staged through f32 tiles, P and dS formed from those, the
+//     gradients staged through the same tiles.
 // Operands are f16: bf16 inputs are converted on load as in the forward (coopmat_common.glsl: clamped to +-65504,
 // flushed below 2^-24); P and dS are rounded to f16 (dS clamped likewise). Scores, dP, P, dS and gradients are f32.
 // Shared memory (bytes), R = NSG * CM_M owned rows, T = the streamed block's rows (BLOCK_M for dK/dV, BLOCK_N for dQ):
-//   own 4 R (D + 8) + stream 4 T (D + 8) + S, dP 8 R (T + 4) + P (dK/dV only), dS 2 R (T + 8) each + lse2, Delta
-//   8 (T for dK/dV, R for dQ); backends/vulkan/coopmat_paths.cpp computes the same.
+//   own 4 R (D + 8) (16 with id 19) + stream 4 T (D + 8) + S, dP 8 R (T + 4) (32 with id 28) + P (dK/dV only), dS
+//   2 R (T + 8) each + lse2, Delta 8 (T for dK/dV, R for dQ); backends/vulkan/coopmat_paths.cpp computes the same.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -40,6 +47,16 @@
 layout(constant_id = 16) const uint CM_M = 16;
 layout(constant_id = 17) const uint CM_N = 16;
 layout(constant_id = 18) const uint CM_K = 16;
+// id 19: the own rows (K and V, or Q and dO) as use-A fragments in registers (1; the host keeps BLOCK % CM_M == 0 for
+// the streamed block they are staged through), or re-read from shared memory every step (0).
+layout(constant_id = 19) const uint OWN_IN_REGS = 0;
+// id 28: P and dS on the accumulators for accumulator layout 1 or 2 (cm_acc_row, cm_acc_col; 16 x 16 at subgroup 32
+// only), or (0) through the f32 staging tiles.
+layout(constant_id = 28) const uint REG_SOFTMAX = 0;
+// id 20: the next streamed block's global loads issued before this block's products, held in registers until the
+// block is done and then stored (1; the host keeps T <= WG_SIZE: one row's lse2 and Delta a thread), or each block
+// loaded when it is needed (0). Costs 2 LPT 16-byte vectors a thread.
+layout(constant_id = 20) const uint PREFETCH = 0;
 
 const bool DKDV = FT_BWD_PASS == 1;
 const uint SG = SUBGROUP_SIZE;
@@ -54,21 +71,36 @@ const uint NT_S = T / CM_N;                        // score accumulators per sub
 const uint KT_S = HEAD_DIM / CM_K;                 // k steps of the scores
 const uint NT_G = HEAD_DIM / CM_N;                 // accumulators per subgroup of each gradient
 const uint KT_G = T / CM_K;                        // k steps of the gradient products
+const uint R = NSG * OWN;                          // own rows of the workgroup
+const bool OWN_REGS = OWN_IN_REGS != 0u;
+const bool REG_PDS = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u;
+const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
+const bool PF = PREFETCH != 0u;
+const uint LPT = (T * D8 + WG_SIZE - 1u) / WG_SIZE;  // 16-byte vectors of a streamed tensor a thread
 
-shared f16vec4 sh_own0[NSG * OWN * KS4];  // K (dK/dV) or Q (dQ): the workgroup's own rows
-shared f16vec4 sh_own1[NSG * OWN * KS4];  // V or dO
-shared f16vec4 sh_st0[T * KS4];           // Q or K: the streamed block
+shared f16vec4 sh_own0[OWN_REGS ? 1u : R * KS4];  // K (dK/dV) or Q (dQ): the workgroup's own rows
+shared f16vec4 sh_own1[OWN_REGS ? 1u : R * KS4];  // V or dO
+shared f16vec4 sh_st0[T * KS4];           // Q or K: the streamed block (and the own rows' staging with id 19)
 shared f16vec4 sh_st1[T * KS4];           // dO or V
-shared vec4 sh_s[NSG * OWN * SS4];        // per subgroup: S (Sᵀ for dK/dV); the gradients' staging in store_grads
-shared vec4 sh_dp[NSG * OWN * SS4];       // dP (dPᵀ)
-shared f16vec4 sh_p[DKDV ? NSG * OWN * PS4 : 1u];
-shared f16vec4 sh_ds[NSG * OWN * PS4];
-shared float sh_lse2[DKDV ? T : NSG * OWN];   // of the streamed rows (dK/dV) or the own rows (dQ)
-shared float sh_delta[DKDV ? T : NSG * OWN];
+shared vec4 sh_s[REG_PDS ? 1u : R * SS4];   // per subgroup: S (Sᵀ for dK/dV); the gradients' staging in store_grads
+shared vec4 sh_dp[REG_PDS ? 1u : R * SS4];  // dP (dPᵀ)
+shared f16vec4 sh_p[DKDV ? R * PS4 : 1u];
+shared f16vec4 sh_ds[R * PS4];
+shared float sh_lse2[DKDV ? T : R];   // of the streamed rows (dK/dV) or the own rows (dQ)
+shared float sh_delta[DKDV ? T : R];
 
 // dK or dQ, and dV (dK/dV only), for the subgroup's rows.
 coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> g0_acc[NT_G];
 coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> g1_acc[DKDV ? NT_G : 1u];
+// The own rows as use-A fragments (id 19): K or Q, and V or dO.
+coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> own0_frag[OWN_REGS ? KT_S : 1u];
+coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> own1_frag[OWN_REGS ? KT_S : 1u];
+// The step's scores and dP (their transposes for dK/dV).
+coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[NT_S], dp_acc[NT_S];
+
+// Id 20: the next streamed block in flight (Q and dO with a row's lse2 and Delta, or K and V), as raw f16.
+uvec4 pf0[PF ? LPT : 1u], pf1[PF ? LPT : 1u];
+float pf_lse2, pf_delta;
 
 uint b, h, hk, m0, n0, sg, lane;
 bool in_vec;  // q, k, v, dO offsets and strides multiples of 8 elements: 16-byte loads
@@ -122,15 +154,43 @@ void load_row_stats(uint hh, uint r0, uint n) {
   }
 }
 
+// Id 19: the own rows of tensors t0 and t1 (head hh, from row `first`, rows at or past `end` zero) into each
+// subgroup's fragments, staged through the streamed tiles T rows at a time (T % OWN == 0: a subgroup's rows lie in
+// one chunk). Ends with a barrier: the staging tiles are free again.
+void load_own_frags(uint t0, uint t1, uint hh, uint first, uint end) {
+  [[unroll]] for (uint r0 = 0u; r0 < R; r0 += T) {
+    const uint n = min(T, R - r0);
+    load_rows(TILE_ST0, t0, hh, first + r0, n, end);
+    load_rows(TILE_ST1, t1, hh, first + r0, n, end);
+    barrier();
+    if (sg * OWN >= r0 && sg * OWN < r0 + n) {
+      [[unroll]] for (uint k = 0u; k < KT_S; ++k) {
+        const uint at = (sg * OWN - r0) * KS4 + k * (CM_K / 4u);
+        coopMatLoad(own0_frag[k], sh_st0, at, KS4, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(own1_frag[k], sh_st1, at, KS4, gl_CooperativeMatrixLayoutRowMajor);
+      }
+    }
+    barrier();
+  }
+}
+
 // The workgroup's own rows: keys [n0, n0 + BLOCK_N) of K and V (dK/dV), or rows [m0, m0 + BLOCK_M) of Q and dO with
 // their lse2 and Delta (dQ). Visible to every subgroup after the next barrier.
 void load_own() {
   if (DKDV) {
-    load_rows(TILE_OWN0, TENSOR_K, hk, n0, BLOCK_N, pc.Sk);
-    load_rows(TILE_OWN1, TENSOR_V, hk, n0, BLOCK_N, pc.Sk);
+    if (OWN_REGS) {
+      load_own_frags(TENSOR_K, TENSOR_V, hk, n0, pc.Sk);
+    } else {
+      load_rows(TILE_OWN0, TENSOR_K, hk, n0, BLOCK_N, pc.Sk);
+      load_rows(TILE_OWN1, TENSOR_V, hk, n0, BLOCK_N, pc.Sk);
+    }
   } else {
-    load_rows(TILE_OWN0, TENSOR_Q, h, m0, BLOCK_M, pc.Sq);
-    load_rows(TILE_OWN1, TENSOR_DO, h, m0, BLOCK_M, pc.Sq);
+    if (OWN_REGS) {
+      load_own_frags(TENSOR_Q, TENSOR_DO, h, m0, pc.Sq);
+    } else {
+      load_rows(TILE_OWN0, TENSOR_Q, h, m0, BLOCK_M, pc.Sq);
+      load_rows(TILE_OWN1, TENSOR_DO, h, m0, BLOCK_M, pc.Sq);
+    }
     load_row_stats(h, m0, BLOCK_M);
   }
 }
@@ -147,9 +207,43 @@ void load_stream(uint s0) {
   }
 }
 
-// Per subgroup: own0 · st0ᵀ -> sh_s and own1 · st1ᵀ -> sh_dp, its CM_M rows (S and dP, or their transposes).
+// Id 20: the global loads of the streamed block from row s0 (of head hh for Q and dO) into registers; rows at or past
+// the tensor's end are zero, and so are the stats of rows past Sq (as load_rows and load_row_stats).
+void fetch_stream(uint hh, uint s0) {
+  const uint end = DKDV ? pc.Sq : pc.Sk;
+  [[unroll]] for (uint t = 0u; t < LPT; ++t) {
+    const uint i = gl_LocalInvocationID.x + t * WG_SIZE, r = i / D8, c = i % D8;
+    pf0[t] = pf1[t] = uvec4(0u);
+    if (i < T * D8 && s0 + r < end) {
+      pf0[t] = load8(DKDV ? TENSOR_Q : TENSOR_K, s0 + r, hh, c);
+      pf1[t] = load8(DKDV ? TENSOR_DO : TENSOR_V, s0 + r, hh, c);
+    }
+  }
+  if (DKDV) {
+    const uint row = s0 + gl_LocalInvocationID.x;
+    pf_lse2 = row < pc.Sq ? ws_data[ws_row(b, hh, row)] : FT_POS_INF;
+    pf_delta = row < pc.Sq ? ws_data[ws_delta(b, hh, row)] : 0.0;
+  }
+}
+
+// Id 20: the fetched block -> the streamed tiles (and the rows' stats).
+void put_stream() {
+  [[unroll]] for (uint t = 0u; t < LPT; ++t) {
+    const uint i = gl_LocalInvocationID.x + t * WG_SIZE;
+    if (i < T * D8) {
+      put8(TILE_ST0, (i / D8) * KS4 + 2u * (i % D8), pf0[t]);
+      put8(TILE_ST1, (i / D8) * KS4 + 2u * (i % D8), pf1[t]);
+    }
+  }
+  if (DKDV && gl_LocalInvocationID.x < T) {
+    sh_lse2[gl_LocalInvocationID.x] = pf_lse2;
+    sh_delta[gl_LocalInvocationID.x] = pf_delta;
+  }
+}
+
+// Per subgroup: own0 · st0ᵀ -> s_acc and own1 · st1ᵀ -> dp_acc, its CM_M rows (S and dP, or their transposes); without
+// id 28 staged to sh_s and sh_dp.
 void compute_scores() {
-  coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[NT_S], dp_acc[NT_S];
   [[unroll]] for (uint n = 0u; n < NT_S; ++n) {
     s_acc[n] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
     dp_acc[n] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
@@ -157,8 +251,13 @@ void compute_scores() {
   const uint own = sg * OWN * KS4;
   [[unroll]] for (uint k = 0u; k < KT_S; ++k) {
     coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> a0, a1;
-    coopMatLoad(a0, sh_own0, own + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
-    coopMatLoad(a1, sh_own1, own + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
+    if (OWN_REGS) {
+      a0 = own0_frag[k];
+      a1 = own1_frag[k];
+    } else {
+      coopMatLoad(a0, sh_own0, own + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
+      coopMatLoad(a1, sh_own1, own + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
+    }
     [[unroll]] for (uint n = 0u; n < NT_S; ++n) {
       // The streamed rows transposed as use-B: element (d, r) = tile[r][d], column-major over the row-major tile.
       coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b0, b1;
@@ -168,6 +267,7 @@ void compute_scores() {
       dp_acc[n] = coopMatMulAdd(a1, b1, dp_acc[n]);
     }
   }
+  if (REG_PDS) return;
   [[unroll]] for (uint n = 0u; n < NT_S; ++n) {
     coopMatStore(s_acc[n], sh_s, sg * OWN * SS4 + n * (CM_N / 4u), SS4, gl_CooperativeMatrixLayoutRowMajor);
     coopMatStore(dp_acc[n], sh_dp, sg * OWN * SS4 + n * (CM_N / 4u), SS4, gl_CooperativeMatrixLayoutRowMajor);
@@ -194,6 +294,47 @@ void compute_p_ds(uint s0) {
   subgroupBarrier();
 }
 
+// Id 28: compute_p_ds on the accumulators. Element (r, c) of tile n is (key own + r, query row s0 + c) for dK/dV,
+// (query row own + r, key s0 + c) for dQ, c = n CM_N + cm_acc_col; elements i, i + 1 (i even) are columns c, c + 1 of
+// one row. A tile every row and key of which exists and is visible (no variant) skips bwd_p_ds's masks.
+void compute_p_ds_regs(uint s0) {
+  const uint own = (DKDV ? n0 : m0) + sg * OWN;
+  const int shift = int(pc.Sk) - int(pc.Sq);  // key <= row + shift: causal-visible
+  const uint last_key = DKDV ? own + OWN - 1u : s0 + T - 1u, first_row = DKDV ? s0 : own;
+  const bool plain = !FT_WINDOW && !FT_SOFTCAP && !FT_ALIBI && last_key < pc.Sk &&
+                     (DKDV ? s0 + T : own + OWN) <= pc.Sq &&
+                     (CAUSAL == 0u || int(last_key) <= int(first_row) + shift);  // subgroup-uniform
+  [[unroll]] for (uint n = 0u; n < NT_S; ++n)
+    [[unroll]] for (int i = 0; i < s_acc[n].length(); i += 2) {
+      const uint r = cm_acc_row(lane, uint(i), RH_BIT), c = n * CM_N + cm_acc_col(lane, uint(i), RH_BIT);
+      vec2 p, ds;
+      [[unroll]] for (uint u = 0u; u < 2u; ++u) {
+        const uint stat = DKDV ? c + u : sg * OWN + r;
+        const float s = s_acc[n][i + int(u)], dp = dp_acc[n][i + int(u)];
+        const float lse2 = sh_lse2[stat], delta = sh_delta[stat];
+        if (plain) {
+          p[u] = exp2(s * pc.scale_log2 - lse2);
+          ds[u] = p[u] * (dp - delta);
+        } else {
+          const vec2 p_ds = bwd_p_ds(s, dp, DKDV ? s0 + c + u : own + r, DKDV ? own + r : s0 + c + u, lse2, delta);
+          p[u] = p_ds.x;
+          ds[u] = p_ds.y;
+        }
+      }
+      const uint idx = (sg * OWN + r) * PS4 + c / 4u;
+      const f16vec2 ph = f16vec2(p), dsh = f16vec2(cm_f16_range(ds));
+      if ((c & 2u) == 0u) {
+        if (DKDV) sh_p[idx].xy = ph;
+        sh_ds[idx].xy = dsh;
+      } else {
+        if (DKDV) sh_p[idx].zw = ph;
+        sh_ds[idx].zw = dsh;
+      }
+    }
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
 // Per subgroup: g0 += dS · st0 (dK += dSᵀ·Q, or dQ += dS·K) and, for dK/dV, g1 += Pᵀ · st1 (dV += Pᵀ·dO).
 void accumulate() {
   const uint own = sg * OWN * PS4;
@@ -214,6 +355,18 @@ void accumulate() {
   }
 }
 
+// Element `col` of gradient row `row` (grad 0: dK or dQ, 1: dV), already scaled.
+void store_grad(uint grad, uint row, uint col, float x) {
+  const uint bits = ft_float_to_bits(x);
+  if (grad == 1u) {
+    dv_data[bwd_y_base(b, row, hk) + col] = FT_CM_FROM_BITS(bits);
+  } else if (DKDV) {
+    dk_data[bwd_x_base(b, row, hk) + col] = FT_CM_FROM_BITS(bits);
+  } else {
+    dq_data[bwd_x_base(b, row, h) + col] = FT_CM_FROM_BITS(bits);
+  }
+}
+
 // One staged CM_M x CM_N gradient tile (columns d0..) of the subgroup's rows -> the gradient (grad 0: dK or dQ, times
 // the softmax scale; 1: dV), rows past `end` skipped.
 void store_staged(uint grad, uint d0, uint end, float mul) {
@@ -222,14 +375,7 @@ void store_staged(uint grad, uint d0, uint end, float mul) {
     const uint r = e / CM_N, c = e % CM_N, row = first + r;
     if (row >= end) continue;
     const uint si = (sg * OWN + r) * SS4 * 4u + c;
-    const uint bits = ft_float_to_bits(sh_s[si / 4u][si % 4u] * mul);
-    if (grad == 1u) {
-      dv_data[bwd_y_base(b, row, hk) + d0 + c] = FT_CM_FROM_BITS(bits);
-    } else if (DKDV) {
-      dk_data[bwd_x_base(b, row, hk) + d0 + c] = FT_CM_FROM_BITS(bits);
-    } else {
-      dq_data[bwd_x_base(b, row, h) + d0 + c] = FT_CM_FROM_BITS(bits);
-    }
+    store_grad(grad, row, d0 + c, sh_s[si / 4u][si % 4u] * mul);
   }
 }
 
@@ -238,6 +384,18 @@ void store_staged(uint grad, uint d0, uint end, float mul) {
 void store_grads() {
   const float scale = pc.scale_log2 / FT_LOG2E;
   const uint end = DKDV ? pc.Sk : pc.Sq;
+  if (REG_PDS) {  // straight from the accumulators (cm_acc_row, cm_acc_col)
+    const uint first = (DKDV ? n0 : m0) + sg * OWN;
+    [[unroll]] for (uint d = 0u; d < NT_G; ++d)
+      [[unroll]] for (int i = 0; i < g0_acc[d].length(); ++i) {
+        const uint row = first + cm_acc_row(lane, uint(i), RH_BIT), col = d * CM_N + cm_acc_col(lane, uint(i), RH_BIT);
+        if (row < end) {
+          store_grad(0u, row, col, g0_acc[d][i] * scale);
+          if (DKDV) store_grad(1u, row, col, g1_acc[DKDV ? d : 0u][i]);
+        }
+      }
+    return;
+  }
   [[unroll]] for (uint d = 0u; d < NT_G; ++d) {
     subgroupBarrier();  // the lanes are done with the staging tile
     coopMatStore(g0_acc[d], sh_s, sg * OWN * SS4, SS4, gl_CooperativeMatrixLayoutRowMajor);
@@ -254,14 +412,35 @@ void store_grads() {
   }
 }
 
-// The streamed blocks' loop: every subgroup runs every block (uniform control flow around the barriers).
-void visit_block(uint s0) {
-  barrier();  // every subgroup is done with the previous block's tiles
-  load_stream(s0);
-  barrier();  // (the first time: the own rows stored too)
-  compute_scores();
-  compute_p_ds(s0);
-  accumulate();
+// The streamed blocks from row `first` to `end` (the dQ pass: keys) of each of `heads` query heads from h0 (the
+// dK/dV pass: the group's; dQ: one), in that order: every subgroup runs every block (uniform control flow around the
+// barriers). With id 20 block it + 1's loads are in flight during block it's products.
+void run_blocks(uint first, uint end, uint h0, uint heads) {
+  const uint nb = (end - first + T - 1u) / T;  // blocks a head (end >= first)
+  const uint total = nb * heads;
+  if (PF && total > 0u) fetch_stream(DKDV ? h0 : hk, first);
+  for (uint it = 0u; it < total; ++it) {
+    const uint s0 = first + (it % nb) * T;
+    if (DKDV) {
+      h = h0 + it / nb;
+      if (FT_ALIBI && it % nb == 0u) ft_variants_init(b, h);  // this head's slope
+    }
+    barrier();  // every subgroup is done with the previous block's tiles
+    if (PF) {
+      put_stream();
+    } else {
+      load_stream(s0);
+    }
+    barrier();  // (the first time: the own rows stored too)
+    if (PF && it + 1u < total) fetch_stream(DKDV ? h0 + (it + 1u) / nb : hk, first + ((it + 1u) % nb) * T);
+    compute_scores();
+    if (REG_PDS) {
+      compute_p_ds_regs(s0);
+    } else {
+      compute_p_ds(s0);
+    }
+    accumulate();
+  }
 }
 
 void main() {
@@ -282,11 +461,7 @@ void main() {
     load_own();
     // Causal and windows: blocks of rows that see none of these keys are skipped.
     const uvec2 rows = bwd_rows_seeing(n0);
-    for (uint g = 0u; g < group; ++g) {
-      h = hk * group + g;
-      if (FT_ALIBI) ft_variants_init(b, h);  // this head's slope
-      for (uint s0 = rows.x; s0 < rows.y; s0 += BLOCK_M) visit_block(s0);
-    }
+    run_blocks(rows.x, rows.y, hk * group, group);
   } else {
     m0 = gl_WorkGroupID.x * BLOCK_M;
     h = gl_WorkGroupID.y;
@@ -295,7 +470,7 @@ void main() {
     load_own();
     // Causal and windows: blocks of keys these rows do not see are skipped.
     const uvec2 keys = bwd_keys_seen(m0);
-    for (uint s0 = keys.x; s0 < keys.y; s0 += BLOCK_N) visit_block(s0);
+    run_blocks(keys.x, keys.y, h, 1u);
   }
   store_grads();
 }

@@ -75,21 +75,48 @@ void main() {
   if (tid == 0u) dsinks_data[pc.y_off + h] = -sh_part[0];
 }
 #else
-// ---- Passes 1 and 2: tiles in shared memory ---------------------------------------------------------------------
+// ---- Passes 1 and 2: tiles in shared memory, register-blocked products ----------------------------------------------
+// Q, dO, K and V sit in shared memory as raw 4-element groups (RAW4: 16-bit data as its bits, half the bytes of f32,
+// so larger blocks fit; converted where read, once per register-blocked use). Every product is register-blocked
+// (attn_portable_tile.comp's "SIMT GEMM"): a thread computes S and dP for TM rows x TN keys (strided, so a warp's
+// loads are broadcast or hit distinct padded rows), and accumulates its gradient rows as GT rows (keys for dK/dV,
+// query rows for dQ) x CT vec4 columns, so each value read from shared memory feeds several FMAs.
+#include "attn_portable_raw.glsl"
+
 const uint D4 = HEAD_DIM / 4u;  // vec4 columns (head dims are multiples of 8)
-const uint TS = D4 + 1u;        // padded tile row stride, in vec4
+const uint TS = D4 + 1u;        // padded tile row stride, in RAW4
 const uint PS = BLOCK_N + 1u;   // padded P / dS row stride, in floats
 const uint MAX_OWN = 8u;        // register array bound: the host keeps every per-thread count below within it
-const uint N_SCORES = (BLOCK_M * BLOCK_N + WG_SIZE - 1u) / WG_SIZE;  // P / dS entries per thread
+// S and dP: TN keys x TM rows per thread; key group kg = tid % S_KG takes keys kg + S_KG b, row group tid / S_KG rows
+// rg + S_RG a (rows past BLOCK_M idle). backward.cpp's bwd_micro computes the same and checks its divisibility.
+const uint NS = BLOCK_M * BLOCK_N / WG_SIZE > 0u ? BLOCK_M * BLOCK_N / WG_SIZE : 1u;  // scores a thread (at least 1)
+const uint TN = NS < 4u ? (NS < BLOCK_N ? NS : BLOCK_N) : (BLOCK_N < 4u ? BLOCK_N : 4u);  // (min and max do not
+                                                                                      // fold on spec constants)
+const uint S_KG = BLOCK_N / TN;
+const uint S_RG = WG_SIZE / S_KG;
+const uint TM = (BLOCK_M + S_RG - 1u) / S_RG;
+// Gradients: column group tid % CG takes vec4 columns cg + CG b (b < CT, past D4 idle), row group tid / CG rows
+// (keys or query rows) rg + G_RG a (a < GT, past the block idle); at least WG_SIZE / OWN column groups, so that
+// every thread has a row.
+const uint OWN = FT_BWD_PASS == 1 ? BLOCK_N : BLOCK_M;  // the rows whose gradients the workgroup sums
+const uint CG0 = D4 >= 8u ? 8u : (D4 >= 4u ? 4u : 2u);
+const uint CG = CG0 > WG_SIZE / OWN ? CG0 : WG_SIZE / OWN;
+const uint CT = (D4 + CG - 1u) / CG;
+const uint G_RG = WG_SIZE / CG;
+const uint GT = (OWN + G_RG - 1u) / G_RG;
 
-shared vec4 sh_q[BLOCK_M * TS];
-shared vec4 sh_do[BLOCK_M * TS];
-shared vec4 sh_k[BLOCK_N * TS];
-shared vec4 sh_v[BLOCK_N * TS];
+shared RAW4 sh_q[BLOCK_M * TS];
+shared RAW4 sh_do[BLOCK_M * TS];
+shared RAW4 sh_k[BLOCK_N * TS];
+shared RAW4 sh_v[BLOCK_N * TS];
 shared float sh_p[BLOCK_M * PS];
 shared float sh_ds[BLOCK_M * PS];
 shared float sh_lse2[BLOCK_M];
 shared float sh_delta[BLOCK_M];
+
+// The thread's gradient accumulators (private globals: arrays sized by specialization constants cannot be function
+// parameters): dK and dV, or dQ (g_acc1 unused).
+vec4 g_acc0[GT * CT], g_acc1[GT * CT];
 
 // Rows [m0, m0 + BLOCK_M) of Q and dO of head h, with their lse2 and Delta; rows past Sq are 0 with lse2 +inf.
 void load_q_do(uint b, uint h, uint m0) {
@@ -97,10 +124,10 @@ void load_q_do(uint b, uint h, uint m0) {
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
     const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4, row = m0 + r;
     if (i >= n || idx >= BLOCK_M * D4) continue;
-    vec4 q = vec4(0.0), dout = vec4(0.0);
+    RAW4 q = RAW4(0), dout = RAW4(0);
     if (row < pc.Sq) {
-      q = FT_LD4(q_data, bwd_q_base(b, row, h) + 4u * c4);
-      dout = FT_LD4(do_data, bwd_do_base(b, row, h) + 4u * c4);
+      q = FT_RAW4(q_data, bwd_q_base(b, row, h) + 4u * c4);
+      dout = FT_RAW4(do_data, bwd_do_base(b, row, h) + 4u * c4);
     }
     sh_q[r * TS + c4] = q;
     sh_do[r * TS + c4] = dout;
@@ -118,10 +145,10 @@ void load_k_v(uint b, uint hk, uint n0) {
   [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
     const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4, key = n0 + j;
     if (i >= n || idx >= BLOCK_N * D4) continue;
-    vec4 k = vec4(0.0), v = vec4(0.0);
+    RAW4 k = RAW4(0), v = RAW4(0);
     if (key < pc.Sk) {
-      k = FT_LD4(k_data, bwd_k_base(b, key, hk) + 4u * c4);
-      v = FT_LD4(v_data, bwd_v_base(b, key, hk) + 4u * c4);
+      k = FT_RAW4(k_data, bwd_k_base(b, key, hk) + 4u * c4);
+      v = FT_RAW4(v_data, bwd_v_base(b, key, hk) + 4u * c4);
     }
     sh_k[j * TS + c4] = k;
     sh_v[j * TS + c4] = v;
@@ -130,40 +157,66 @@ void load_k_v(uint b, uint hk, uint n0) {
 
 // From the tiles in shared memory: P and dS for rows m0.. and keys n0.. (bwd_p_ds: masks and variants).
 void compute_p_ds(uint m0, uint n0) {
-  float s[MAX_OWN], dp[MAX_OWN];
-  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) s[i] = dp[i] = 0.0;
+  const uint kg = gl_LocalInvocationID.x % S_KG, rg = gl_LocalInvocationID.x / S_KG;
+  float s[TM * TN], dp[TM * TN];
+  [[unroll]] for (uint i = 0u; i < TM * TN; ++i) s[i] = dp[i] = 0.0;
   // Two vec4 columns an iteration: llvmpipe counts loop iterations (backward.cpp's loop budget).
   for (uint c4 = 0u; c4 < D4; c4 += 2u) {
-    [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
-      const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / BLOCK_N, j = idx % BLOCK_N;
-      if (i >= N_SCORES || idx >= BLOCK_M * BLOCK_N) continue;
-      [[unroll]] for (uint u = 0u; u < 2u; ++u) {
-        s[i] += dot(sh_q[r * TS + c4 + u], sh_k[j * TS + c4 + u]);
-        dp[i] += dot(sh_do[r * TS + c4 + u], sh_v[j * TS + c4 + u]);
+    [[unroll]] for (uint u = 0u; u < 2u; ++u) {
+      vec4 k[TN], v[TN];
+      [[unroll]] for (uint bb = 0u; bb < TN; ++bb) {
+        k[bb] = raw4_to_vec4(sh_k[(kg + S_KG * bb) * TS + c4 + u]);
+        v[bb] = raw4_to_vec4(sh_v[(kg + S_KG * bb) * TS + c4 + u]);
+      }
+      [[unroll]] for (uint a = 0u; a < TM; ++a) {
+        const uint r = min(rg + S_RG * a, BLOCK_M - 1u);  // rows past the block: a copy of the last, never stored
+        const vec4 q = raw4_to_vec4(sh_q[r * TS + c4 + u]), dout = raw4_to_vec4(sh_do[r * TS + c4 + u]);
+        [[unroll]] for (uint bb = 0u; bb < TN; ++bb) {
+          s[a * TN + bb] += dot(q, k[bb]);
+          dp[a * TN + bb] += dot(dout, v[bb]);
+        }
       }
     }
   }
-  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
-    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / BLOCK_N, j = idx % BLOCK_N;
-    if (i >= N_SCORES || idx >= BLOCK_M * BLOCK_N) continue;
-    const vec2 p_ds = bwd_p_ds(s[i], dp[i], m0 + r, n0 + j, sh_lse2[r], sh_delta[r]);
-    sh_p[r * PS + j] = p_ds.x;
-    sh_ds[r * PS + j] = p_ds.y;
+  [[unroll]] for (uint a = 0u; a < TM; ++a) {
+    const uint r = rg + S_RG * a;
+    if (r >= BLOCK_M) continue;
+    [[unroll]] for (uint bb = 0u; bb < TN; ++bb) {
+      const uint j = kg + S_KG * bb;
+      const vec2 p_ds = bwd_p_ds(s[a * TN + bb], dp[a * TN + bb], m0 + r, n0 + j, sh_lse2[r], sh_delta[r]);
+      sh_p[r * PS + j] = p_ds.x;
+      sh_ds[r * PS + j] = p_ds.y;
+    }
   }
 }
 
-#if FT_BWD_PASS == 1
-// ---- dK/dV: this thread owns vec4 column c4 of key j for idx = tid + i * WG_SIZE < BLOCK_N * D4 ------------------
-const uint N_OWN = (BLOCK_N * D4 + WG_SIZE - 1u) / WG_SIZE;
+// The thread's gradient element (a, bb): row `row` (key or query row of the block) and vec4 column c4; false past the
+// block or the head dim.
+bool grad_at(uint a, uint bb, out uint row, out uint c4) {
+  row = gl_LocalInvocationID.x / CG + G_RG * a;
+  c4 = gl_LocalInvocationID.x % CG + CG * bb;
+  return row < OWN && c4 < D4;
+}
 
-void accumulate_dk_dv(inout vec4 dk[MAX_OWN], inout vec4 dv[MAX_OWN]) {
+#if FT_BWD_PASS == 1
+// ---- dK/dV: dV += Pᵀ·dO and dK += dSᵀ·Q for the thread's keys and columns (grad_at) ------------------------------
+void accumulate_dk_dv() {
+  const uint cg = gl_LocalInvocationID.x % CG, jg = gl_LocalInvocationID.x / CG;
   for (uint r = 0u; r < BLOCK_M; r += 2u) {
-    [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
-      const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4;
-      if (i >= N_OWN || idx >= BLOCK_N * D4) continue;
-      [[unroll]] for (uint u = 0u; u < 2u; ++u) {
-        dv[i] += sh_p[(r + u) * PS + j] * sh_do[(r + u) * TS + c4];
-        dk[i] += sh_ds[(r + u) * PS + j] * sh_q[(r + u) * TS + c4];
+    [[unroll]] for (uint u = 0u; u < 2u; ++u) {
+      vec4 dout[CT], q[CT];
+      [[unroll]] for (uint bb = 0u; bb < CT; ++bb) {
+        const uint c4 = min(cg + CG * bb, D4 - 1u);  // columns past D4: a copy of the last, never stored
+        dout[bb] = raw4_to_vec4(sh_do[(r + u) * TS + c4]);
+        q[bb] = raw4_to_vec4(sh_q[(r + u) * TS + c4]);
+      }
+      [[unroll]] for (uint a = 0u; a < GT; ++a) {
+        const uint j = min(jg + G_RG * a, BLOCK_N - 1u);
+        const float p = sh_p[(r + u) * PS + j], ds = sh_ds[(r + u) * PS + j];
+        [[unroll]] for (uint bb = 0u; bb < CT; ++bb) {
+          g_acc1[a * CT + bb] += p * dout[bb];
+          g_acc0[a * CT + bb] += ds * q[bb];
+        }
       }
     }
   }
@@ -174,8 +227,7 @@ void main() {
   const uint group = pc.Hq / pc.Hkv;
   ft_variants_init(b, hk * group);
   load_k_v(b, hk, n0);
-  vec4 dk[MAX_OWN], dv[MAX_OWN];
-  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dk[i] = dv[i] = vec4(0.0);
+  [[unroll]] for (uint i = 0u; i < GT * CT; ++i) g_acc0[i] = g_acc1[i] = vec4(0.0);
   // Causal and windows: blocks of rows that see none of these keys are skipped.
   const uvec2 rows = bwd_rows_seeing(n0);
   for (uint g = 0u; g < group; ++g) {
@@ -187,34 +239,38 @@ void main() {
       barrier();  // (the first time: K and V stored too)
       compute_p_ds(m0, n0);
       barrier();
-      accumulate_dk_dv(dk, dv);
+      accumulate_dk_dv();
     }
   }
   // dK = scale · Σ dSᵀ·Q (P was formed in the log2 domain; the gradient takes the plain scale).
   const float scale = pc.scale_log2 / FT_LOG2E;
-  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
-    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, j = idx / D4, c4 = idx % D4, key = n0 + j;
-    if (i >= N_OWN || idx >= BLOCK_N * D4 || key >= pc.Sk) continue;
-    const uint ek = bwd_x_base(b, key, hk) + 4u * c4;
-    const uint ev = bwd_y_base(b, key, hk) + 4u * c4;
-    const vec4 k = dk[i] * scale;
-    FT_ST2(dk_data, ek, k.xy);
-    FT_ST2(dk_data, ek + 2u, k.zw);
-    FT_ST2(dv_data, ev, dv[i].xy);
-    FT_ST2(dv_data, ev + 2u, dv[i].zw);
-  }
+  [[unroll]] for (uint a = 0u; a < GT; ++a)
+    [[unroll]] for (uint bb = 0u; bb < CT; ++bb) {
+      uint j, c4;
+      if (!grad_at(a, bb, j, c4) || n0 + j >= pc.Sk) continue;
+      const uint ek = bwd_x_base(b, n0 + j, hk) + 4u * c4;
+      const uint ev = bwd_y_base(b, n0 + j, hk) + 4u * c4;
+      const vec4 k = g_acc0[a * CT + bb] * scale, v = g_acc1[a * CT + bb];
+      FT_ST2(dk_data, ek, k.xy);
+      FT_ST2(dk_data, ek + 2u, k.zw);
+      FT_ST2(dv_data, ev, v.xy);
+      FT_ST2(dv_data, ev + 2u, v.zw);
+    }
 }
 
 #else
-// ---- dQ: this thread owns vec4 column c4 of row r for idx = tid + i * WG_SIZE < BLOCK_M * D4 ---------------------
-const uint N_OWN = (BLOCK_M * D4 + WG_SIZE - 1u) / WG_SIZE;
-
-void accumulate_dq(inout vec4 dq[MAX_OWN]) {
+// ---- dQ: dQ += dS·K for the thread's query rows and columns (grad_at) --------------------------------------------
+void accumulate_dq() {
+  const uint cg = gl_LocalInvocationID.x % CG, rg = gl_LocalInvocationID.x / CG;
   for (uint j = 0u; j < BLOCK_N; j += 2u) {
-    [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
-      const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4;
-      if (i >= N_OWN || idx >= BLOCK_M * D4) continue;
-      [[unroll]] for (uint u = 0u; u < 2u; ++u) dq[i] += sh_ds[r * PS + j + u] * sh_k[(j + u) * TS + c4];
+    [[unroll]] for (uint u = 0u; u < 2u; ++u) {
+      vec4 k[CT];
+      [[unroll]] for (uint bb = 0u; bb < CT; ++bb)
+        k[bb] = raw4_to_vec4(sh_k[(j + u) * TS + min(cg + CG * bb, D4 - 1u)]);
+      [[unroll]] for (uint a = 0u; a < GT; ++a) {
+        const float ds = sh_ds[min(rg + G_RG * a, BLOCK_M - 1u) * PS + j + u];
+        [[unroll]] for (uint bb = 0u; bb < CT; ++bb) g_acc0[a * CT + bb] += ds * k[bb];
+      }
     }
   }
 }
@@ -224,8 +280,7 @@ void main() {
   const uint hk = h / (pc.Hq / pc.Hkv);
   ft_variants_init(b, h);
   load_q_do(b, h, m0);
-  vec4 dq[MAX_OWN];
-  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) dq[i] = vec4(0.0);
+  [[unroll]] for (uint i = 0u; i < GT * CT; ++i) g_acc0[i] = vec4(0.0);
   // Causal and windows: blocks of keys these rows do not see are skipped.
   const uvec2 keys = bwd_keys_seen(m0);
   for (uint n0 = keys.x; n0 < keys.y; n0 += BLOCK_N) {
@@ -234,17 +289,18 @@ void main() {
     barrier();  // (the first time: Q and dO stored too)
     compute_p_ds(m0, n0);
     barrier();
-    accumulate_dq(dq);
+    accumulate_dq();
   }
   const float scale = pc.scale_log2 / FT_LOG2E;
-  [[unroll]] for (uint i = 0u; i < MAX_OWN; ++i) {
-    const uint idx = gl_LocalInvocationID.x + i * WG_SIZE, r = idx / D4, c4 = idx % D4, row = m0 + r;
-    if (i >= N_OWN || idx >= BLOCK_M * D4 || row >= pc.Sq) continue;
-    const uint e = bwd_x_base(b, row, h) + 4u * c4;
-    const vec4 q = dq[i] * scale;
-    FT_ST2(dq_data, e, q.xy);
-    FT_ST2(dq_data, e + 2u, q.zw);
-  }
+  [[unroll]] for (uint a = 0u; a < GT; ++a)
+    [[unroll]] for (uint bb = 0u; bb < CT; ++bb) {
+      uint r, c4;
+      if (!grad_at(a, bb, r, c4) || m0 + r >= pc.Sq) continue;
+      const uint e = bwd_x_base(b, m0 + r, h) + 4u * c4;
+      const vec4 q = g_acc0[a * CT + bb] * scale;
+      FT_ST2(dq_data, e, q.xy);
+      FT_ST2(dq_data, e + 2u, q.zw);
+    }
 }
 #endif
 #endif

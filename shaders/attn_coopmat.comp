@@ -78,8 +78,8 @@ const uint NT_O = HEAD_DIM / CM_N;               // O accumulators per subgroup
 const uint KT_O = BLOCK_N / CM_K;                // k steps of P·V
 // The register softmax knows 16 x 16 f32 accumulators at subgroup 32 whose lane l holds rows (l >> 2) + {0, 8} and
 // columns 2 (l & 3) + {0, 1, 8, 9} (the mma.m16n8k16 accumulator fragments of two 8-column halves), in one of two
-// orders: element i at row (l >> 2) + 8 bit(i, RH_BIT), column 2 (l & 3) + bit(i, 0) + 8 bit(i, CH_BIT), with
-// RH_BIT, CH_BIT = 1, 2 (layout 1) or 2, 1 (layout 2; the H200's). A row's 16 columns sit in the 4 lanes of a quad.
+// orders (layout 1 or 2, the H200's; cm_acc_row and cm_acc_col in coopmat_common.glsl). A row's 16 columns sit in the
+// 4 lanes of a quad.
 const bool PROBE = REG_SOFTMAX == 15u;  // kCmRegSoftmaxProbe
 const bool REG_SM = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u &&
                     SEGS == 2u && RPT == 1u;
@@ -87,7 +87,6 @@ const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
 const bool Q_DIRECT = (CM_OPT & 1u) != 0u && Q_REGS && DTYPE == FT_DTYPE_F16;
 const bool EARLY_K = (CM_OPT & 2u) != 0u && PREFETCH != 0u;
 const bool SKIP_PAST_DIAG = (CM_OPT & 4u) != 0u && REG_SM && CAUSAL != 0u;
-const uint CH_BIT = 3u - RH_BIT;
 
 shared f16vec4 sh_kv[BLOCK_N * KS4];  // K, then V, of the current tile
 shared f16vec4 sh_q[Q_REGS ? 1u : BLOCK_M * KS4];
@@ -175,8 +174,8 @@ void load_kv_tile(uint n0, uint kv_end, bool is_v) {
 }
 
 // ---- register softmax (id 28) ----
-uint acc_row(uint i) { return (lane >> 2) + 8u * ((i >> RH_BIT) & 1u); }
-uint acc_col(uint i) { return 2u * (lane & 3u) + (i & 1u) + 8u * ((i >> CH_BIT) & 1u); }
+uint acc_row(uint i) { return cm_acc_row(lane, i, RH_BIT); }
+uint acc_col(uint i) { return cm_acc_col(lane, i, RH_BIT); }
 
 // The layout probe (id 15): an accumulator loaded from a tile holding r * 16 + c at (r, c) shows where each element
 // lives; workgroup 0's subgroup 0 writes its elements to O (8 per lane; -1 past the accumulator's length).

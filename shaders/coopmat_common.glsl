@@ -48,6 +48,12 @@ uvec4 cm_load8_q(uint e, bool vec) { return cm_to_f16x8(vec ? q_data4[e >> 3] : 
 uvec4 cm_load8_k(uint e, bool vec) { return cm_to_f16x8(vec ? k_data4[e >> 3] : FT_CM_GATHER8(k_data, e)); }
 uvec4 cm_load8_v(uint e, bool vec) { return cm_to_f16x8(vec ? v_data4[e >> 3] : FT_CM_GATHER8(v_data, e)); }
 
+// The accumulator layouts the register softmax knows (attn_coopmat.comp id 28 = 1 or 2, found by the host's probe,
+// Caps::khr_acc_layout; also attn_bwd_coopmat.comp's P and dS): 16 x 16 f32 at subgroup 32, lane l's element i at
+// row (l >> 2) + 8 bit(i, rh), column 2 (l & 3) + bit(i, 0) + 8 bit(i, 3 - rh), rh = 1 (layout 1) or 2 (layout 2).
+uint cm_acc_row(uint l, uint i, uint rh) { return (l >> 2) + 8u * ((i >> rh) & 1u); }
+uint cm_acc_col(uint l, uint i, uint rh) { return 2u * (l & 3u) + (i & 1u) + 8u * ((i >> (3u - rh)) & 1u); }
+
 #ifndef FT_OWN_ABI
 // Eight floats -> the tensor dtype at element index e of out.
 void cm_store8_o(uint e, float v[8], bool vec) {

@@ -13,33 +13,63 @@ namespace flashtile::vk {
 
 namespace {
 
-// Fastest first: the first three need 48 KB of shared memory (GPUs), the last three fit in the portable path's
-// 32 KB floor. Every entry keeps attn_bwd_portable.comp's per-thread counts within its MAX_OWN (checked below) and
-// BLOCK_M, BLOCK_N even (its loops take two rows or keys an iteration).
-constexpr BwdTile kBwdTiles[] = {{8, 64, 32, 32, 128},  {72, 128, 16, 16, 128}, {136, 256, 8, 8, 64},
-                                 {8, 64, 16, 16, 128},  {72, 128, 8, 16, 128},  {136, 256, 8, 4, 64}};
+// Fastest first, by shared memory: 48 KB (GPUs) with 16-bit tensors, then 32 KB (the portable path's floor, lavapipe)
+// with 16-bit tensors, then the f32 tiles (their shared tiles take twice the bytes) for 48 and 32 KB. Every entry
+// keeps attn_bwd_portable.comp's per-thread counts within its MAX_OWN and its micro-tiles whole (checked below, for
+// every head dim of its range), and BLOCK_M, BLOCK_N even (its loops take two rows or keys an iteration).
+constexpr BwdTile kBwdTiles[] = {{8, 64, 32, 32, 128},   {72, 128, 32, 32, 128}, {136, 256, 16, 16, 128},
+                                 {72, 128, 32, 16, 128}, {136, 256, 16, 8, 128}, {72, 128, 16, 16, 128},
+                                 {136, 256, 8, 8, 64},   {8, 64, 16, 16, 128},   {72, 128, 8, 16, 128},
+                                 {136, 256, 8, 4, 64}};
 constexpr std::uint32_t kShaderMaxOwn = 8;     // attn_bwd_portable.comp's MAX_OWN
 constexpr std::uint32_t kPreprocessWg = 64;    // rows per preprocess workgroup, one an invocation
 constexpr std::uint32_t kDsinksWg = 256;       // invocations of a dsinks workgroup (a head): a power of two
 static_assert((kDsinksWg & (kDsinksWg - 1)) == 0, "attn_bwd_portable.comp's dsinks tree halves WG_SIZE");
 
 constexpr std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+// attn_bwd_portable.comp's register blocking for head dim d (its TN .. GT): S and dP as tm rows x tn keys a thread in
+// s_kg key groups, the gradients (own rows: keys for dK/dV, query rows for dQ) as gt rows x ct vec4 columns in cg
+// column groups.
+struct BwdMicro {
+  std::uint32_t tn, s_kg, tm, cg, ct, gt;
+};
+constexpr BwdMicro bwd_micro(const BwdTile& t, std::uint32_t d, std::uint32_t own) {
+  const std::uint32_t d4 = d / 4;
+  BwdMicro m{};
+  m.tn = std::min({4u, t.block_n, std::max(1u, t.block_m * t.block_n / t.wg)});
+  m.s_kg = t.block_n / m.tn;
+  m.tm = ceil_div(t.block_m, t.wg / m.s_kg);
+  m.cg = std::max(d4 >= 8 ? 8u : d4 >= 4 ? 4u : 2u, t.wg / own);
+  m.ct = ceil_div(d4, m.cg);
+  m.gt = ceil_div(own, t.wg / m.cg);
+  return m;
+}
 constexpr bool fits_shader(const BwdTile& t) {
-  const std::uint32_t d4 = t.max_dim / 4;
-  return ceil_div(t.block_m * t.block_n, t.wg) <= kShaderMaxOwn && ceil_div(t.block_m * d4, t.wg) <= kShaderMaxOwn &&
-         ceil_div(t.block_n * d4, t.wg) <= kShaderMaxOwn && t.block_m % 2 == 0 && t.block_n % 2 == 0;
+  if (t.block_m % 2 != 0 || t.block_n % 2 != 0) return false;
+  for (std::uint32_t d = t.min_dim; d <= t.max_dim; d += 8) {
+    const std::uint32_t d4 = d / 4;
+    if (ceil_div(t.block_m * d4, t.wg) > kShaderMaxOwn || ceil_div(t.block_n * d4, t.wg) > kShaderMaxOwn) return false;
+    for (std::uint32_t own : {t.block_n, t.block_m}) {
+      const BwdMicro m = bwd_micro(t, d, own);
+      if (t.block_n % m.tn != 0 || t.wg % m.s_kg != 0 || t.wg % m.cg != 0) return false;
+      if (m.tm * m.tn > kShaderMaxOwn || m.gt * m.ct > kShaderMaxOwn) return false;
+    }
+  }
+  return true;
 }
 constexpr bool all_fit() {
   for (const BwdTile& t : kBwdTiles)
     if (!fits_shader(t)) return false;
   return true;
 }
-static_assert(all_fit(), "a backward tile exceeds attn_bwd_portable.comp's register arrays");
+static_assert(all_fit(), "a backward tile exceeds attn_bwd_portable.comp's register arrays or micro-tiles");
 
-// The shader's shared arrays: Q, dO, K, V tiles (vec4, rows padded by one), P and dS (rows padded), lse2 and Delta.
-std::uint32_t bwd_shared_bytes(const BwdTile& t, std::uint32_t d) {
+// The shader's shared arrays: Q, dO, K, V tiles (raw 4-element groups: 8 bytes for 16-bit tensors, 16 for f32; rows
+// padded by one), P and dS (f32, rows padded), lse2 and Delta.
+std::uint32_t bwd_shared_bytes(const BwdTile& t, std::uint32_t d, bool f32) {
   const std::uint32_t ts = d / 4 + 1;
-  return 16 * ts * (2 * t.block_m + 2 * t.block_n) + 8 * t.block_m * (t.block_n + 1) + 8 * t.block_m;
+  return (f32 ? 16 : 8) * ts * (2 * t.block_m + 2 * t.block_n) + 8 * t.block_m * (t.block_n + 1) + 8 * t.block_m;
 }
 
 // llvmpipe ends a shader's loops after Mesa's LP_MAX_TGSI_LOOP_ITERATIONS (65535) iterations, counted over the whole
@@ -118,7 +148,7 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
     }
   const BwdTile* tile = nullptr;
   for (const BwdTile& t : kBwdTiles)
-    if (d >= t.min_dim && d <= t.max_dim && bwd_shared_bytes(t, d) <= caps.max_shared_memory) {
+    if (d >= t.min_dim && d <= t.max_dim && bwd_shared_bytes(t, d, c.storage == "f32") <= caps.max_shared_memory) {
       tile = &t;
       break;
     }

@@ -20,8 +20,9 @@
 //
 // KHR backward (khr_bwd_choose): the portable preprocess, then attn_bwd_coopmat.comp's dK/dV and dQ passes in the first
 // shape family the device advertises, with the first tile per pass that fits its shared memory (the same device
-// gating as the forward's entries), and the portable dsinks pass; f16 and bf16 (converted to f16 on load, as the
-// forward), head dims 64/128/256.
+// gating as the forward's entries; the forms with P and dS on the accumulators gated on the probed layout as the
+// register softmax), and the portable dsinks pass; f16 and bf16 (converted to f16 on load, as the forward), head
+// dims 64/128/256.
 //
 // Why each table holds what it does, with the measurements: docs/PERFORMANCE.md, "Vulkan table choices".
 #include "backward.hpp"
@@ -342,34 +343,47 @@ std::vector<ShaderVariant> coopmat2_variants() {
 
 namespace {
 
-// Per pass and head dim, fastest first (untimed: sized for NVIDIA's 48 KB, the larger reuse first): subgroups per
-// workgroup, each owning CM_M keys (dK/dV) or query rows (dQ), and the rows of the streamed block (BLOCK_M query rows
-// for dK/dV, BLOCK_N keys for dQ).
+// Per pass and head dim, fastest first (untimed on the first two forms: sized for NVIDIA's 48 KB and 255 registers):
+// subgroups per workgroup, each owning CM_M keys (dK/dV) or query rows (dQ); the rows of the streamed block (BLOCK_M
+// query rows for dK/dV, BLOCK_N keys for dQ); the own rows' fragments in registers (id 19); P and dS on the
+// accumulators (id 28 = the probed layout: NVIDIA's 16x16x16 family only, Caps::khr_acc_layout); the next block's
+// global loads in flight in registers (id 20: 2 T D / (8 wg) 16-byte vectors a thread, where the registers allow:
+// not beside d 128's dK and dV). At d 256 the register forms would spill (the dK and dV accumulators alone take 256
+// registers a lane): the first form only.
 struct KhrBwdTile {
   std::uint32_t dim, nsg, step;
+  bool own_regs = false, reg_pds = false, prefetch = false;
 };
-const KhrBwdTile kKhrBwdDkDvTiles[] = {{64, 2, 32}, {64, 1, 32}, {64, 1, 16}, {128, 2, 16},
-                                       {128, 1, 32}, {128, 1, 16}, {256, 1, 16}};
-const KhrBwdTile kKhrBwdDqTiles[] = {{64, 2, 32}, {64, 1, 16}, {128, 2, 32}, {128, 2, 16}, {128, 1, 16}, {256, 1, 16}};
+const KhrBwdTile kKhrBwdDkDvTiles[] = {
+    {64, 4, 64, true, true, true}, {64, 4, 32, true, true}, {128, 4, 32, true, true}, {64, 4, 32, true, false},
+    {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 32}, {64, 1, 16}, {128, 2, 16}, {128, 1, 32}, {128, 1, 16},
+    {256, 1, 16}};
+const KhrBwdTile kKhrBwdDqTiles[] = {
+    {64, 4, 64, true, true, true}, {128, 4, 32, true, true, true}, {128, 4, 64, true, true}, {64, 4, 32, true, false},
+    {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 16}, {128, 2, 32}, {128, 2, 16}, {128, 1, 16}, {256, 1, 16}};
 
 // Mirrors the shared declarations of attn_bwd_coopmat.comp: R own rows, T streamed rows.
 std::uint32_t khr_bwd_shared_bytes(const Family& f, const KhrBwdTile& t, bool dkdv) {
   const std::uint32_t d = t.dim, r = t.nsg * f.m, s = t.step;
-  return 4 * r * (d + 8)               // own rows: K and V, or Q and dO (f16)
-         + 4 * s * (d + 8)             // the streamed block: Q and dO, or K and V (f16)
-         + 8 * r * (s + 4)             // S and dP staging (f32)
+  return (t.own_regs ? 16 : 4 * r * (d + 8))  // own rows: K and V, or Q and dO (f16; placeholders with id 19)
+         + 4 * s * (d + 8)                    // the streamed block: Q and dO, or K and V (f16)
+         + (t.reg_pds ? 32 : 8 * r * (s + 4))  // S and dP staging (f32; placeholders with id 28)
          + (dkdv ? 4 * r * (s + 8) : 2 * r * (s + 8) + 8)  // P (dK/dV; a placeholder for dQ) and dS (f16)
-         + 8 * (dkdv ? s : r);         // lse2 and Delta
+         + 8 * (dkdv ? s : r);                // lse2 and Delta
 }
 
-// The shader's structural requirements: whole coopmat tiles along every dimension.
+// The shader's structural requirements: whole coopmat tiles along every dimension; id 19 stages the own rows through
+// the streamed block in whole subgroup tiles; id 28 knows one family's accumulators; id 20 fetches one streamed row's
+// lse2 and Delta a thread.
 bool khr_bwd_tile_valid(const Family& f, const KhrBwdTile& t) {
   return t.nsg >= 1 && t.step % f.n == 0 && t.step % f.k == 0 && t.step % 8 == 0 && t.dim % f.n == 0 &&
-         t.dim % f.k == 0;
+         t.dim % f.k == 0 && (!t.own_regs || t.step % f.m == 0) && (!t.reg_pds || khr_regsm_family(f)) &&
+         (!t.prefetch || t.step <= t.nsg * f.sg);
 }
 
-// One pass of family f and tile t as a table entry, so that the forward's device gating (device_reason) decides.
-ShaderVariant khr_bwd_pass(const Family& f, const KhrBwdTile& t, bool dkdv) {
+// One pass of family f and tile t as a table entry, so that the forward's device gating (device_reason) decides;
+// acc_layout: the device's probed accumulator layout (id 28 for tiles with reg_pds).
+ShaderVariant khr_bwd_pass(const Family& f, const KhrBwdTile& t, bool dkdv, std::uint32_t acc_layout) {
   ShaderVariant v;
   v.path = Path::VulkanCoopmat;
   v.spirv = dkdv ? "attn_bwd_dkdv_cm" : "attn_bwd_dq_cm";
@@ -384,12 +398,23 @@ ShaderVariant khr_bwd_pass(const Family& f, const KhrBwdTile& t, bool dkdv) {
   v.needs_16bit_storage = true;
   v.needs_float16 = true;
   v.needs_coopmat = true;
-  v.extra_spec = {{kSpecCmM, f.m}, {kSpecCmN, f.n}, {kSpecCmK, f.k}};
+  const std::uint32_t rsm = t.reg_pds ? acc_layout : 0;
+  v.extra_spec = {{kSpecCmM, f.m},
+                  {kSpecCmN, f.n},
+                  {kSpecCmK, f.k},
+                  {kSpecCmQInRegs, t.own_regs ? 1u : 0u},
+                  {kSpecCmPrefetch, t.prefetch ? 1u : 0u},
+                  {kSpecCmRegSoftmax, rsm}};
+  // The forms, for khr_bwd_choose's name.
+  v.kernel = std::string(t.own_regs ? "+regs" : "") + (t.prefetch ? "+pf" : "") + (t.reg_pds ? "+acc" : "");
   const std::uint32_t m = f.m, n = f.n, k = f.k;
-  v.device_check = [m, n, k](const Caps& c) -> std::string {
+  const bool gated = t.reg_pds;
+  v.device_check = [m, n, k, gated](const Caps& c) -> std::string {
     if (!advertises(c, m, n, k))
       return "device does not advertise a " + shape_name(m, n, k) + " f16*f16+f32 subgroup cooperative matrix";
     if (!c.vulkan_memory_model) return "device lacks vulkanMemoryModel (the coopmat SPIR-V declares it)";
+    if (gated && !khr_regsm_layout(c.khr_acc_layout))
+      return "accumulator layout " + std::to_string(c.khr_acc_layout) + " (probed) is not one the shader knows";
     return "";
   };
   return v;
@@ -402,7 +427,7 @@ std::string khr_bwd_pick(const Caps& caps, const Family& f, const KhrBwdTile (&t
   std::string first;
   for (const KhrBwdTile& t : tiles) {
     if (t.dim != d || !khr_bwd_tile_valid(f, t)) continue;
-    ShaderVariant v = khr_bwd_pass(f, t, dkdv);
+    ShaderVariant v = khr_bwd_pass(f, t, dkdv, caps.khr_acc_layout);
     const std::string why = device_reason(v, caps);
     if (why.empty()) {
       *out = std::move(v);
@@ -450,8 +475,8 @@ std::string khr_bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice
     if (std::string call = bwd_call_reason(caps, a, c); !call.empty()) return call;
     c.kernel = "vk_coopmat_bwd_" + shape_name(fam.m, fam.n, fam.k) + "_sg" + std::to_string(fam.sg) + "<d" +
                std::to_string(d) + "," + std::string(to_string(f.dtype)) + (f.causal ? ",causal" : "") + ",kv" +
-               std::to_string(dkdv.block_n) + "x" + std::to_string(dkdv.block_m) + ",q" + std::to_string(dq.block_m) +
-               "x" + std::to_string(dq.block_n) + ">";
+               std::to_string(dkdv.block_n) + "x" + std::to_string(dkdv.block_m) + dkdv.kernel + ",q" +
+               std::to_string(dq.block_m) + "x" + std::to_string(dq.block_n) + dq.kernel + ">";
     *out = std::move(c);
     return "";
   }

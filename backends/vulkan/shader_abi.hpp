@@ -49,8 +49,10 @@ enum SpecId : std::uint32_t {
   kSpecCmM = 16,
   kSpecCmN = 17,
   kSpecCmK = 18,
-  kSpecCmQInRegs = 19,        // attn_coopmat.comp: Q as use-A fragments in registers
-  kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers
+  kSpecCmQInRegs = 19,        // attn_coopmat.comp: Q as use-A fragments in registers (attn_bwd_coopmat.comp: the
+                              //   own rows, K and V or Q and dO)
+  kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers (attn_bwd_coopmat.comp: the
+                              //   next streamed block's)
   // 21, 22: free.
   kSpecCm2AlignedLoads = 23,  // attn_coopmat2.comp: aligned calls: strides visibly aligned, full tiles unclamped
   kSpecCm2Narrow = 24,        //   columns of the l / m / row-sum matrices (0: BLOCK_N)
@@ -58,6 +60,7 @@ enum SpecId : std::uint32_t {
   // 26: free.
   kSpecCm2QReload = 27,       //   Q reloaded per tile through its tensor layout instead of held in registers
   kSpecCmRegSoftmax = 28,     // attn_coopmat.comp: softmax on the accumulators where their layout is known
+                              //   (attn_bwd_coopmat.comp: P and dS on them)
   kSpecCmOpt = 29,            //   bits: Q loaded straight from global, K0 before Q, causal tiles past a subgroup skipped
   kSpecCm2AllFull = 30,       // attn_coopmat2.comp: every K/V tile full (Sk % BLOCK_N == 0): one aligned loop body
   // ---- every shader ----

@@ -404,13 +404,32 @@ TEST_CASE("KHR backward: the advertised shape's passes after the portable prepro
         CHECK(q.wg == q.block_m / 16 * 32);
         CHECK(kv.block_m % 16 == 0);
         CHECK(q.block_n % 16 == 0);
+        // d 64 and 128: the own rows' fragments in registers (id 19), P and dS on the probed accumulator layout
+        // (id 28 = 2), four subgroups; the next block prefetched (id 20) but beside d 128's dK and dV; d 256 the
+        // first form (all 0: the register forms would spill).
+        const std::uint32_t regs = d == 256 ? 0 : 1, layout = d == 256 ? 0 : 2;
         for (const BwdPassKernel* k : {&kv, &q}) {
+          const std::uint32_t pf = d == 64 || (d == 128 && k == &q) ? 1 : 0;
           CHECK(k->required_subgroup_size == 32);
           CHECK(k->extra_spec == std::vector<std::pair<std::uint32_t, std::uint32_t>>{
-                                     {kSpecCmM, 16}, {kSpecCmN, 16}, {kSpecCmK, 16}});
+                                     {kSpecCmM, 16}, {kSpecCmN, 16}, {kSpecCmK, 16}, {kSpecCmQInRegs, regs},
+                                     {kSpecCmPrefetch, pf}, {kSpecCmRegSoftmax, layout}});
+          if (d != 256) CHECK(k->wg == 128);
         }
         CHECK(ch.workspace_bytes == 2 * 16 * 4096 * 4);
       }
+  // Without a probed layout the register forms step aside for the staged P and dS (id 28 = 0).
+  Caps unprobed = c;
+  unprobed.khr_acc_layout = 0;
+  for (std::int64_t d : {64, 128}) {
+    BwdChoice ch;
+    REQUIRE(khr_bwd_choose(unprobed, bwd_call(d, 4096, false), &ch) == "");
+    for (std::size_t i : {1, 2}) {
+      INFO("d", d, " pass ", i);
+      CHECK(ch.passes[i].extra_spec.back() == std::pair<std::uint32_t, std::uint32_t>{kSpecCmRegSoftmax, 0});
+      CHECK(ch.passes[i].extra_spec[3] == std::pair<std::uint32_t, std::uint32_t>{kSpecCmQInRegs, 1});
+    }
+  }
   BwdChoice ch;
   CHECK(khr_bwd_choose(c, bwd_call(64, 128, false, DType::F32), &ch).find("dtype f32 not supported") == 0);
   CHECK(khr_bwd_choose(c, bwd_call(96, 128, false), &ch).find("head_dim 96 not supported") == 0);
@@ -460,6 +479,9 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_bwd_coopmat.comp", "CM_M", kSpecCmM},
       {"attn_bwd_coopmat.comp", "CM_N", kSpecCmN},
       {"attn_bwd_coopmat.comp", "CM_K", kSpecCmK},
+      {"attn_bwd_coopmat.comp", "OWN_IN_REGS", kSpecCmQInRegs},
+      {"attn_bwd_coopmat.comp", "PREFETCH", kSpecCmPrefetch},
+      {"attn_bwd_coopmat.comp", "REG_SOFTMAX", kSpecCmRegSoftmax},
       {"attn_coopmat2.comp", "ALIGNED_LOADS", kSpecCm2AlignedLoads},
       {"attn_coopmat2.comp", "NARROW", kSpecCm2Narrow},
       {"attn_coopmat2.comp", "FOLD_SCALE", kSpecCm2FoldScale},
