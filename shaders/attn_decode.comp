@@ -119,31 +119,31 @@ void compute_scores(uint n0) {
   }
 }
 
-// The slot's online softmax over the step's U keys, one rescale of O per row and step.
+// The slot's online softmax over the step's U keys (g_s becomes P), one rescale of O per row and step; then P·V key
+// by key, each V chunk unpacked once for every row (fewer live registers than unpacking the step's V at once).
 void softmax_pv() {
-  vec4 vf[U * CV];
-  [[unroll]] for (uint i = 0u; i < U * CH; ++i) {
-    vf[2u * i] = unpack_lo(g_v[i]);
-    vf[2u * i + 1u] = unpack_hi(g_v[i]);
-  }
   [[unroll]] for (uint r = 0u; r < BLOCK_M; ++r) {
     float mx = g_m[r];
     [[unroll]] for (uint u = 0u; u < U; ++u) mx = max(mx, g_s[r * U + u]);
     const float m_use = mx == FT_NEG_INF ? 0.0 : mx;  // nothing visible yet: p = 0, not NaN
     const float alpha = exp2(g_m[r] - m_use);
-    float p[U];
     float sum = 0.0;
     [[unroll]] for (uint u = 0u; u < U; ++u) {
-      p[u] = exp2(g_s[r * U + u] - m_use);
-      sum += p[u];
+      g_s[r * U + u] = exp2(g_s[r * U + u] - m_use);
+      sum += g_s[r * U + u];
     }
     g_l[r] = g_l[r] * alpha + sum;
     g_m[r] = mx;
-    [[unroll]] for (uint c = 0u; c < CV; ++c) {
-      vec4 acc = g_o[r * CV + c] * alpha;
-      [[unroll]] for (uint u = 0u; u < U; ++u) acc += p[u] * vf[u * CV + c];
-      g_o[r * CV + c] = acc;
+    [[unroll]] for (uint c = 0u; c < CV; ++c) g_o[r * CV + c] *= alpha;
+  }
+  [[unroll]] for (uint u = 0u; u < U; ++u) {
+    vec4 vf[CV];
+    [[unroll]] for (uint c = 0u; c < CH; ++c) {
+      vf[2u * c] = unpack_lo(g_v[u * CH + c]);
+      vf[2u * c + 1u] = unpack_hi(g_v[u * CH + c]);
     }
+    [[unroll]] for (uint r = 0u; r < BLOCK_M; ++r)
+      [[unroll]] for (uint c = 0u; c < CV; ++c) g_o[r * CV + c] += g_s[r * U + u] * vf[c];
   }
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 
 using namespace flashtile;
@@ -124,9 +125,9 @@ struct Errors {
   double rel() const { return den > 0 ? std::sqrt(num / den) : std::sqrt(num); }
 };
 
-// On Vulkan, a case marked decode must run the decode shader, any other case must not.
-void check_decode_kernel(const Device& dev, const Result& r, bool decode) {
-  if (dev.info().backend != Backend::Vulkan) return;
+// On Vulkan, a case marked decode true must run the decode shader, one marked false must not.
+void check_decode_kernel(const Device& dev, const Result& r, std::optional<bool> decode) {
+  if (dev.info().backend != Backend::Vulkan || !decode || vk_kernel_choice_forced()) return;
   INFO("kernel ", r.kernel);
   CHECK((r.kernel.rfind("vk_decode<", 0) == 0) == decode);
 }
@@ -140,7 +141,7 @@ struct PagedCase {
   // kernels must clamp them (no access outside the cache) and the other sequences stay right.
   bool corrupt_last = false;
   Mods mods = {};
-  bool decode = false;  // Vulkan runs it on the decode shader (attn_decode.comp)
+  std::optional<bool> decode;  // set: Vulkan runs it on the decode shader (attn_decode.comp), or must not
   std::string name() const {
     std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " Sq" + std::to_string(sq) + " new" + std::to_string(s_new) +
                     " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" + std::to_string(d) + " page" +
@@ -266,7 +267,7 @@ struct VarlenCase {
   // the other sequences stay right.
   bool corrupt_last = false;
   Mods mods = {};
-  bool decode = false;  // Vulkan runs it on the decode shader (attn_decode.comp)
+  std::optional<bool> decode;  // set: Vulkan runs it on the decode shader (attn_decode.comp), or must not
   std::string name() const {
     std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" +
                     std::to_string(d) + (causal ? " causal" : "") + mods.name() + " lengths";

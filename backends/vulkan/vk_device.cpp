@@ -52,6 +52,12 @@ std::atomic<double> g_last_gpu_ms{-1.0};
 constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
+constexpr std::uint64_t kSplitTarget = 512;     // workgroups a split-KV grid aims at on GPUs: ~4 per SM/CU
+// The decode shader (packs_gqa): several waves of workgroups, so the last one's tail is short (Vulkan does not say
+// how many fit at once), each split long enough that its first loads' latency is a small part of it; a split's
+// records are (d + 1) floats a row against the split's K/V, negligible.
+constexpr std::uint64_t kDecodeSplitTarget = 2048;
+constexpr std::uint64_t kDecodeMinSplitKeys = 512;
 constexpr std::uint32_t kReduceWg = 64;
 constexpr std::uint32_t kAppendWg = 64;
 
@@ -829,9 +835,12 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (ov_.splits) {
       want = ov_.splits;
     } else {
-      const std::uint64_t target =
-          caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency()) : 512;  // ~4 workgroups per SM/CU
+      const std::uint64_t target = caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency())
+                                   : v.packs_gqa    ? kDecodeSplitTarget
+                                                    : kSplitTarget;
       if (wgs < target && kv_tiles >= 4) want = std::min<std::uint64_t>((target + wgs - 1) / wgs, kv_tiles / 2);
+      if (v.packs_gqa)
+        want = std::min<std::uint64_t>(want, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(a.seqlen_k) / kDecodeMinSplitKeys));
     }
     want = std::max(std::min<std::uint64_t>({want, kv_tiles, kMaxSplits}), loop_splits(v, a));
     if (want <= 1) return 1;
