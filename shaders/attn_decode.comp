@@ -52,6 +52,7 @@ float g_m[BLOCK_M], g_l[BLOCK_M];
 uvec4 g_k[U * CH], g_v[U * CH], g_k_next[U * CH], g_v_next[U * CH];
 float g_s[BLOCK_M * U];
 
+// The tile's rows: their Q columns of this lane and their key bounds; rows past g_rows see no key.
 void load_q() {
   [[unroll]] for (uint r = 0u; r < BLOCK_M; ++r) {
     const uint pr = g_pr0 + r;
@@ -76,8 +77,8 @@ void load_q() {
   }
 }
 
-// The slot's U keys of the step at n0, raw, into g_k_next / g_v_next; keys at or past g_kv_stop are zeros, never read (NaN in unused cache
-// slots stays there).
+// The slot's U keys of the step at n0, raw, into g_k_next / g_v_next; keys at or past g_kv_stop are zeros, never
+// read (NaN in unused cache slots stays there).
 void load_kv_step(uint n0) {
   [[unroll]] for (uint u = 0u; u < U; ++u) {
     const uint key = n0 + u * KPW + g_slot;

@@ -198,8 +198,8 @@ std::vector<ShaderVariant> portable_variants() {
   const StorageMode storages[] = {{"s16", {DType::F16, DType::BF16}, true, false},
                                   {"pk", {DType::F16, DType::BF16}, false, true},
                                   {"f32", {DType::F32}, false, false}};
-  // Fastest first: the decode shader for the calls it takes, decode tiles for the calls they take, then the row-group shader, the register-blocked
-  // tile shader and the row shader (head dims 64/128/256), then the tiled shader for every head dim:
+  // Fastest first: the decode shader and the decode tiles for the calls they take, then the row-group shader, the
+  // register-blocked tile shader and the row shader (head dims 64/128/256), then the tiled shader for every head dim:
   // subgroup row reductions before shared-memory ones, wide tiles before 32 KB ones; per storage mode.
   std::vector<ShaderVariant> out = decode_variants(Path::VulkanPortable);
   for (const bool sg : {true, false})

@@ -819,7 +819,8 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   static std::string kernel_name(const ShaderVariant& v, const detail::AttnArgs& a) {
-    const std::string group = v.packs_gqa ? ",g" + std::to_string(a.heads_q / std::max<std::int64_t>(1, a.heads_kv)) : "";
+    const std::int64_t g = a.heads_q / std::max<std::int64_t>(1, a.heads_kv);
+    const std::string group = v.packs_gqa ? ",g" + std::to_string(g) : "";  // the query heads a workgroup packs
     return v.kernel + "<d" + std::to_string(a.head_dim) + "," + std::string(to_string(a.dtype)) + group +
            (a.causal ? ",causal" : "") + ",bm" + std::to_string(v.block_m) + ",bn" + std::to_string(v.block_n) + ">";
   }
@@ -840,7 +841,8 @@ class VulkanDevice final : public detail::DeviceImpl {
                                                     : kSplitTarget;
       if (wgs < target && kv_tiles >= 4) want = std::min<std::uint64_t>((target + wgs - 1) / wgs, kv_tiles / 2);
       if (v.packs_gqa)
-        want = std::min<std::uint64_t>(want, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(a.seqlen_k) / kDecodeMinSplitKeys));
+        want = std::min<std::uint64_t>(
+            want, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(a.seqlen_k) / kDecodeMinSplitKeys));
     }
     want = std::max(std::min<std::uint64_t>({want, kv_tiles, kMaxSplits}), loop_splits(v, a));
     if (want <= 1) return 1;
