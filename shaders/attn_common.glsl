@@ -41,7 +41,8 @@ layout(constant_id = 12) const uint LAYOUT = 0;       // FT_LAYOUT_DENSE, FT_LAY
 layout(constant_id = 13) const uint PAGE_SIZE = 16;   // paged: keys a page
 // Attention variants ("Attention variants" below): plain calls keep 0, so every variant branch folds away for them.
 layout(constant_id = 14) const uint VARIANTS = 0;     // FT_VAR_* bits (VariantBits in shader_abi.hpp)
-// ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp; 12, 13 above).
+// ids 7..15: the portable shaders' own (7..9 attn_portable_tile.comp, 10 attn_portable_rg.comp; 12, 13 above;
+// 15 attn_decode.comp).
 // ids 16 and up: reserved for coopmat shapes (vk-coopmat):
 //   16 CM_M, 17 CM_N, 18 CM_K, 19 and up as coopmat_paths.cpp defines (declared in the coopmat shaders).
 #ifndef FT_NO_WG_LAYOUT

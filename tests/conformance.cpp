@@ -111,6 +111,49 @@ TEST_CASE("conformance: every path of every device matches the CPU reference") {
   }
 }
 
+// Decode shapes (few query rows, GQA 1/4/8, odd Sk, NaN in K/V past Sk) on every path; on Vulkan the ones with few
+// packed rows (group x seqlen_q) must run the decode shader (attn_decode.comp), the others the path's own shaders.
+TEST_CASE("conformance: decode shapes, and on Vulkan the decode shader where the packed rows are few") {
+  struct DecodeCase {
+    cases::Case c;
+    bool decode;  // Vulkan runs it on the decode shader
+  };
+  const DecodeCase list[] = {
+      {{1, 1, 1, 4, 4, 64, false, DType::F16}, true},       // group 1, one key
+      {{2, 1, 17, 8, 2, 128, true, DType::BF16}, true},     // group 4
+      {{1, 1, 3001, 16, 2, 128, false, DType::F16}, true},  // group 8, split-KV
+      {{3, 3, 257, 8, 2, 64, true, DType::F16}, true},      // 12 packed rows: two row tiles
+      {{2, 3, 3001, 4, 4, 128, true, DType::BF16}, true},   // group 1, 3 rows
+      {{1, 3, 1, 8, 2, 64, true, DType::F16}, true},        // Sq > Sk: rows that see no key
+      {{1, 2, 3001, 16, 2, 128, true, DType::F16}, true},   // group 8 x 2 rows = 16
+      {{1, 1, 257, 8, 1, 256, true, DType::BF16}, true},    // d256, group 8: two row tiles
+      {{1, 16, 257, 4, 4, 64, true, DType::F16}, false},    // group 1 x 16: two tiles would read K/V twice
+      {{2, 16, 17, 8, 2, 128, true, DType::F16}, false},    // speculative 16 x group 4 = 64 rows
+      {{1, 3, 3001, 16, 2, 128, true, DType::F16}, false},  // group 8 x 3 = 24 rows
+      {{2, 3, 17, 4, 1, 256, false, DType::F16}, false},    // d256 takes at most 8 packed rows
+  };
+  Inputs nan_tail;
+  nan_tail.kv_tail = 5;
+  std::uint64_t seed = config().seed + 7000;
+  for (const Device& dev : selected_devices())
+    for (Path path : selected_paths(dev)) {
+      int ran = 0;
+      for (const DecodeCase& dc : list) {
+        INFO("device ", dev.info().name, ", path ", to_string(path), ", case ", dc.c.name(), ", seed ", seed);
+        std::set<std::string> kernels;
+        const std::string refusal = check_case(dev, path, dc.c, seed++, kernels, false, nan_tail);
+        if (!refusal.empty()) {
+          FAIL_CHECK("a required case was refused: ", refusal);
+          continue;
+        }
+        ++ran;
+        if (dev.info().backend == Backend::Vulkan && !vk_kernel_choice_forced())
+          CHECK(kernels.count("vk_decode") == (dc.decode ? 1u : 0u));
+      }
+      CHECK(ran == static_cast<int>(std::size(list)));
+    }
+}
+
 namespace {
 // One input distribution on every path: head dims 64/128/256 (bf16 at 128), causal or not, Sq x Sk, two query heads
 // on one kv head.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 
 using namespace flashtile;
@@ -124,6 +125,13 @@ struct Errors {
   double rel() const { return den > 0 ? std::sqrt(num / den) : std::sqrt(num); }
 };
 
+// On Vulkan, a case marked decode true must run the decode shader, one marked false must not.
+void check_decode_kernel(const Device& dev, const Result& r, std::optional<bool> decode) {
+  if (dev.info().backend != Backend::Vulkan || !decode || vk_kernel_choice_forced()) return;
+  INFO("kernel ", r.kernel);
+  CHECK((r.kernel.rfind("vk_decode<", 0) == 0) == decode);
+}
+
 struct PagedCase {
   std::vector<std::int32_t> seqlens;  // keys in the cache before the call, per sequence
   std::int64_t sq, s_new, hq, hkv, d, page;
@@ -133,6 +141,7 @@ struct PagedCase {
   // kernels must clamp them (no access outside the cache) and the other sequences stay right.
   bool corrupt_last = false;
   Mods mods = {};
+  std::optional<bool> decode;  // set: Vulkan runs it on the decode shader (attn_decode.comp), or must not
   std::string name() const {
     std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " Sq" + std::to_string(sq) + " new" + std::to_string(s_new) +
                     " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" + std::to_string(d) + " page" +
@@ -198,13 +207,15 @@ std::string check_paged(const Device& dev, Path path, const PagedCase& c, std::u
   opt.path = path;
   Tensor slopes, sink;
   c.mods.apply(opt, dev, c.hq, slopes, sink);
+  Result r;
   try {
-    attention_with_kvcache(q, cache, out.view, &lse.view, c.s_new ? &kn : nullptr, c.s_new ? &vn : nullptr, opt);
+    r = attention_with_kvcache(q, cache, out.view, &lse.view, c.s_new ? &kn : nullptr, c.s_new ? &vn : nullptr, opt);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::Unsupported) return e.what();
     FAIL_CHECK("attention_with_kvcache threw: ", std::string(e.what()));
     return "";
   }
+  check_decode_kernel(dev, r, c.decode);
   const std::vector<float> got = out.read(), got_lse = lse.read();
   Errors err;
   for (std::int64_t b = 0; b < B - (c.corrupt_last ? 1 : 0); ++b) {
@@ -256,6 +267,7 @@ struct VarlenCase {
   // the other sequences stay right.
   bool corrupt_last = false;
   Mods mods = {};
+  std::optional<bool> decode;  // set: Vulkan runs it on the decode shader (attn_decode.comp), or must not
   std::string name() const {
     std::string s = std::string(to_string(dtype)) + (corrupt_last ? " corrupt-last" : "") + " H" + std::to_string(hq) + "/" + std::to_string(hkv) + " D" +
                     std::to_string(d) + (causal ? " causal" : "") + mods.name() + " lengths";
@@ -290,13 +302,15 @@ std::string check_varlen(const Device& dev, Path path, const VarlenCase& c, std:
   opt.path = path;
   Tensor slopes, sink;
   c.mods.apply(opt, dev, c.hq, slopes, sink);
+  Result r;
   try {
-    attention_varlen(q, k, v, out.view, &lse.view, lens, opt);
+    r = attention_varlen(q, k, v, out.view, &lse.view, lens, opt);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::Unsupported) return e.what();
     FAIL_CHECK("attention_varlen threw: ", std::string(e.what()));
     return "";
   }
+  check_decode_kernel(dev, r, c.decode);
   const std::vector<float> got = out.read(), got_lse = lse.read();
   Errors err;
   const std::int64_t qrow = c.hq * c.d, krow = c.hkv * c.d;
@@ -362,6 +376,27 @@ TEST_CASE("conformance serving: variants on a paged KV cache and varlen batches"
   varlen.push_back({{100, 7, 64}, {30, 200, 64}, 8, 2, 128, false, DType::BF16, false, {10, 3, 20, true, true}});
   varlen.push_back({{257, 90}, {257, 600}, 4, 4, 256, true, DType::BF16, false, {-1, -1, 5, true, false}});
   run_serving(varlen, "varlen variants", config().seed + 43000, check_varlen, absent);
+}
+
+// Decode shapes on the serving layouts: Sq 1, 3 and 16, GQA 1/4/8, caches of odd lengths (1, 17, 257, 3001) in shuffled
+// pages with NaN in every slot no sequence owns, appends, varlen batches with empty sequences, variants. On Vulkan the
+// calls with few packed rows (group x seqlen_q) run the decode shader (marked decode), the others the tiled shader.
+TEST_CASE("conformance serving: decode shapes on the decode shader") {
+  const char* absent = "kernel on this path|implements these variants yet";
+  std::vector<PagedCase> paged;
+  paged.push_back({{1, 17, 257, 3001}, 1, 0, 8, 2, 128, 16, true, DType::F16, false, {}, true});
+  paged.push_back({{3001, 0, 17}, 1, 1, 8, 1, 64, 32, false, DType::BF16, false, {}, true});
+  paged.push_back({{257, 1}, 3, 0, 4, 4, 128, 16, true, DType::F16, false, {}, true});
+  paged.push_back({{255, 3000}, 3, 2, 8, 2, 256, 64, true, DType::BF16, false, {}, false});  // d256: 12 rows > 8
+  paged.push_back({{3001, 40}, 16, 0, 8, 8, 64, 16, true, DType::F16, false, {}, false});   // group 1 x 16: two tiles
+  paged.push_back({{2999, 17}, 1, 0, 16, 2, 128, 16, true, DType::F16, false, {300, 0, 30, true, true}, true});
+  paged.push_back({{3001}, 2, 0, 32, 4, 128, 32, false, DType::BF16, false, {-1, -1, 0, false, true}, true});
+  run_serving(paged, "paged decode", config().seed + 44000, check_paged, absent);
+  std::vector<VarlenCase> varlen;
+  varlen.push_back({{1, 0, 1, 1}, {3001, 5, 0, 17}, 8, 2, 128, true, DType::F16, false, {}, true});
+  varlen.push_back({{3, 1, 0}, {257, 1, 40}, 8, 1, 64, false, DType::BF16, false, {}, false});  // 24 rows
+  varlen.push_back({{2, 1, 2}, {0, 257, 3001}, 4, 1, 256, true, DType::F16, false, {64, 0, 0, true, true}, true});
+  run_serving(varlen, "varlen decode", config().seed + 45000, check_varlen, absent);
 }
 
 // Device-resident tables are not read back before a call (serving.hpp): a corrupt entry must give wrong numbers for its

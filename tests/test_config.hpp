@@ -3,6 +3,7 @@
 #include <flashtile/flashtile.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -16,4 +17,10 @@ struct Config {
 Config& config();
 // The devices of the selected backend (--ft-backend), each suite's subjects.
 std::vector<Device> selected_devices();
+// Which Vulkan kernel a call runs is the tables' choice unless FLASHTILE_VK_VARIANT forces a family (ctest's
+// conformance_vulkan_<variant> entries): then tests do not assert it.
+inline bool vk_kernel_choice_forced() {
+  const char* forced = std::getenv("FLASHTILE_VK_VARIANT");
+  return forced && *forced;
+}
 }  // namespace flashtile::testing

@@ -205,7 +205,7 @@ ShaderVariant khr_variant(const Family& f, const KhrTile& t, std::uint32_t rsm, 
 // Per shape family, head dim and tile: each softmax form of that head dim the family and tile allow; where a form's
 // id 29 differs by causality, the non-causal entry first, then the one causal calls reach.
 std::vector<ShaderVariant> coopmat_variants() {
-  std::vector<ShaderVariant> out;
+  std::vector<ShaderVariant> out = decode_variants(Path::VulkanCoopmat);  // decode-shaped calls first
   for (const Family& f : kFamilies)
     for (const KhrTile& t : kKhrTiles) {
       if (!khr_tile_valid(f, t)) continue;
@@ -334,7 +334,7 @@ void add_coopmat2(std::vector<ShaderVariant>& out, const Cm2Entry& e) {
 }  // namespace
 
 std::vector<ShaderVariant> coopmat2_variants() {
-  std::vector<ShaderVariant> out;
+  std::vector<ShaderVariant> out = decode_variants(Path::VulkanCoopmat2);  // decode-shaped calls first
   for (const Cm2Entry& e : kCm2Entries) add_coopmat2(out, e);
   return out;
 }

@@ -117,6 +117,9 @@ struct ShaderVariant {
   // Computes the attention variants (AttnArgs window / softcap / alibi / sinks: spec id kSpecVariants); other entries
   // pass those calls over.
   bool variants = false;
+  // GQA packing (attn_decode.comp): a workgroup takes one KV head's group x seqlen_q query rows, block_m of them a
+  // row tile, so the grid is (row tiles of the packed rows) x n_splits, Hkv, B (grid_row_tiles, grid_heads).
+  bool packs_gqa = false;
   // Causal calls launch in longest-first order across heads (kFlagRowsOuter), where that won against the per-head
   // order (docs/PERFORMANCE.md, "Vulkan table choices").
   bool rows_outer = false;
@@ -138,6 +141,18 @@ struct ShaderVariant {
 std::vector<ShaderVariant> portable_variants();
 std::vector<ShaderVariant> coopmat_variants();
 std::vector<ShaderVariant> coopmat2_variants();
+// The decode shader's entries (decode_paths.cpp), first in every path's table: `path`'s own device feature required,
+// so a device lists a path only where it has one.
+std::vector<ShaderVariant> decode_variants(Path path);
+
+// Query rows a workgroup grid covers (x, before split-KV) and heads (y): packed GQA rows for packs_gqa entries.
+inline std::uint64_t grid_row_tiles(const ShaderVariant& v, const detail::AttnArgs& a) {
+  const std::uint64_t group = v.packs_gqa && a.heads_kv > 0 ? static_cast<std::uint64_t>(a.heads_q / a.heads_kv) : 1;
+  return (group * static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
+}
+inline std::uint64_t grid_heads(const ShaderVariant& v, const detail::AttnArgs& a) {
+  return static_cast<std::uint64_t>(v.packs_gqa ? a.heads_kv : a.heads_q);
+}
 
 // The KHR accumulator-layout probe (coopmat_paths.cpp): a d = 64 variant of the 16x16x16 subgroup-32 family in the
 // shader's probe mode (id 28 = 15), usable on this device, or none; and the layout (1, 2, or 0: neither) read from

@@ -198,10 +198,10 @@ std::vector<ShaderVariant> portable_variants() {
   const StorageMode storages[] = {{"s16", {DType::F16, DType::BF16}, true, false},
                                   {"pk", {DType::F16, DType::BF16}, false, true},
                                   {"f32", {DType::F32}, false, false}};
-  std::vector<ShaderVariant> out;
-  // Fastest first: decode tiles for the calls they take, then the row-group shader, the register-blocked
-  // tile shader and the row shader (head dims 64/128/256), then the tiled shader for every head dim:
+  // Fastest first: the decode shader and the decode tiles for the calls they take, then the row-group shader, the
+  // register-blocked tile shader and the row shader (head dims 64/128/256), then the tiled shader for every head dim:
   // subgroup row reductions before shared-memory ones, wide tiles before 32 KB ones; per storage mode.
+  std::vector<ShaderVariant> out = decode_variants(Path::VulkanPortable);
   for (const bool sg : {true, false})
     for (const PortableTile& t : kDecodeTiles)
       for (const StorageMode& s : storages) out.push_back(make_variant(t, s, sg));
@@ -268,10 +268,10 @@ std::string call_reason(const ShaderVariant& v, const Caps& caps, const detail::
     return "dtype " + std::string(to_string(a.dtype)) + " not supported";
   if (std::find(v.head_dims.begin(), v.head_dims.end(), static_cast<std::uint32_t>(a.head_dim)) == v.head_dims.end())
     return "head_dim " + std::to_string(a.head_dim) + " not supported";
-  const std::uint64_t row_tiles = (static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
-  if (row_tiles > caps.max_workgroup_count[0] || static_cast<std::uint64_t>(a.heads_q) > caps.max_workgroup_count[1] ||
+  const std::uint64_t row_tiles = grid_row_tiles(v, a), heads = grid_heads(v, a);
+  if (row_tiles > caps.max_workgroup_count[0] || heads > caps.max_workgroup_count[1] ||
       static_cast<std::uint64_t>(a.batch) > caps.max_workgroup_count[2])
-    return "grid (" + std::to_string(row_tiles) + ", " + std::to_string(a.heads_q) + ", " + std::to_string(a.batch) +
+    return "grid (" + std::to_string(row_tiles) + ", " + std::to_string(heads) + ", " + std::to_string(a.batch) +
            ") exceeds maxComputeWorkGroupCount";
   const bool append = a.paged && a.paged->seqlen_new > 0;
   for (const detail::TensorArg* t : {&a.q, &a.k, &a.v, &a.o, append ? &a.paged->k_new : &a.q,

@@ -36,7 +36,7 @@ enum SpecId : std::uint32_t {
   kSpecBlockN = 4,       // keys per inner tile
   kSpecWgSize = 5,       // local_size_x_id = 5
   kSpecSubgroupSize = 6,
-  // 7..15: portable shaders.
+  // 7..15: portable shaders (and the decode shader, 15).
   kSpecTileSTm = 7,  // attn_portable_tile.comp: score rows per thread
   kSpecTileSTn = 8,  //   score columns (keys) per thread
   kSpecTileOTm = 9,  //   output rows per thread
@@ -45,6 +45,7 @@ enum SpecId : std::uint32_t {
   kSpecLayout = 12,      // attn_common.glsl, serving layouts: ShaderLayout (0 dense: the layout code folds away)
   kSpecPageSize = 13,    //   paged: keys a page
   kSpecVariants = 14,    // attn_common.glsl, attention variants: VariantBits (0 plain: the variant code folds away)
+  kSpecDecodeTpk = 15,   // attn_decode.comp: lanes that share one key
   // ---- 16 and up: cooperative-matrix shaders ----
   kSpecCmM = 16,
   kSpecCmN = 17,

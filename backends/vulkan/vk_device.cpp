@@ -52,6 +52,12 @@ std::atomic<double> g_last_gpu_ms{-1.0};
 constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
+constexpr std::uint64_t kSplitTarget = 512;     // workgroups a split-KV grid aims at on GPUs: ~4 per SM/CU
+// The decode shader (packs_gqa): several waves of workgroups, so the last one's tail is short (Vulkan does not say
+// how many fit at once), each split long enough that its first loads' latency is a small part of it; a split's
+// records are (d + 1) floats a row against the split's K/V, negligible.
+constexpr std::uint64_t kDecodeSplitTarget = 2048;
+constexpr std::uint64_t kDecodeMinSplitKeys = 512;
 constexpr std::uint32_t kReduceWg = 64;
 constexpr std::uint32_t kAppendWg = 64;
 
@@ -484,10 +490,11 @@ class VulkanDevice final : public detail::DeviceImpl {
       pc.kv_rows = st(a.varlen->total_k);
     }
     if (table) pc.table_off = st(table->buf.offset / 4), pc.lens_off = st(lens->buf.offset / 4);
-    const std::uint32_t row_tiles = (pc.Sq + v->block_m - 1) / v->block_m;
+    const auto row_tiles = static_cast<std::uint32_t>(grid_row_tiles(*v, a));
+    const auto heads = static_cast<std::uint32_t>(grid_heads(*v, a));  // Hkv for packed GQA rows (attn_decode.comp)
     // Causal: and the longest rows of every head before any shorter ones, where the variant won with it, while
     // ft_wg's 32-bit linear index fits.
-    const bool fits32 = std::uint64_t{row_tiles} * pc.n_splits * pc.Hq * pc.B <= 0xffffffffull;
+    const bool fits32 = std::uint64_t{row_tiles} * pc.n_splits * heads * pc.B <= 0xffffffffull;
     if (a.causal && fits32 && v->rows_outer) pc.flags |= kFlagRowsOuter;
 
     VkBuffer scratch = dummy_;
@@ -518,7 +525,7 @@ class VulkanDevice final : public detail::DeviceImpl {
     if (append) record_append(cb, append_pipe, a, pc);
     fn_.vkCmdPushConstants(cb, fwd_layout_.pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
     fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, attn);
-    fn_.vkCmdDispatch(cb, row_tiles * pc.n_splits, pc.Hq, pc.B);
+    fn_.vkCmdDispatch(cb, row_tiles * pc.n_splits, heads, pc.B);
     if (pc.n_splits > 1) {
       barrier(cb, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
       fn_.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reduce);
@@ -743,7 +750,7 @@ class VulkanDevice final : public detail::DeviceImpl {
              : (caps_.coopmat2_nv ? "no shader variant built" : "device lacks VK_NV_cooperative_matrix2");
       return nullptr;
     }
-    std::string first_device, first_call;
+    std::string first_device, first_call, decode_call;
     std::vector<std::uint32_t> dims;
     // Overrides::variant: tests cover the fallbacks a device would not pick (_sh, _pk).
     const std::vector<std::string>& device_reasons = device_reasons_.at(path);
@@ -763,8 +770,14 @@ class VulkanDevice final : public detail::DeviceImpl {
       if (r.empty()) r = index_reason(a);
       if (r.empty()) r = loop_reason(v, a);
       if (r.empty()) return &v;
+      // The decode shader's refusals (calls not decode-shaped) stand in only where no other entry gave a reason.
+      if (v.packs_gqa) {
+        if (decode_call.empty()) decode_call = r;
+        continue;
+      }
       if (first_call.empty() || first_call.rfind("head_dim", 0) == 0) first_call = r;
     }
+    if (first_call.empty()) first_call = decode_call;
     if (first_call.empty()) {
       *why = first_device.empty() ? "no variant matches FLASHTILE_VK_VARIANT" : first_device;
     } else if (first_call.rfind("head_dim", 0) == 0) {
@@ -806,7 +819,9 @@ class VulkanDevice final : public detail::DeviceImpl {
   }
 
   static std::string kernel_name(const ShaderVariant& v, const detail::AttnArgs& a) {
-    return v.kernel + "<d" + std::to_string(a.head_dim) + "," + std::string(to_string(a.dtype)) +
+    const std::int64_t g = a.heads_q / std::max<std::int64_t>(1, a.heads_kv);
+    const std::string group = v.packs_gqa ? ",g" + std::to_string(g) : "";  // the query heads a workgroup packs
+    return v.kernel + "<d" + std::to_string(a.head_dim) + "," + std::string(to_string(a.dtype)) + group +
            (a.causal ? ",causal" : "") + ",bm" + std::to_string(v.block_m) + ",bn" + std::to_string(v.block_n) + ">";
   }
 
@@ -814,16 +829,20 @@ class VulkanDevice final : public detail::DeviceImpl {
   // invocation loops over more than Caps::max_loop_keys keys. Overrides::splits asks for a number (tests).
   std::uint32_t choose_splits(const ShaderVariant& v, const detail::AttnArgs& a) const {
     if (!v.split_kv) return 1;
-    const std::uint64_t row_tiles = (static_cast<std::uint64_t>(a.seqlen_q) + v.block_m - 1) / v.block_m;
-    const std::uint64_t wgs = row_tiles * a.heads_q * a.batch;
+    const std::uint64_t row_tiles = grid_row_tiles(v, a);
+    const std::uint64_t wgs = row_tiles * grid_heads(v, a) * a.batch;
     const std::uint64_t kv_tiles = (static_cast<std::uint64_t>(a.seqlen_k) + v.block_n - 1) / v.block_n;
     std::uint64_t want = 1;
     if (ov_.splits) {
       want = ov_.splits;
     } else {
-      const std::uint64_t target =
-          caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency()) : 512;  // ~4 workgroups per SM/CU
+      const std::uint64_t target = caps_.software ? 2 * std::max(1u, std::thread::hardware_concurrency())
+                                   : v.packs_gqa    ? kDecodeSplitTarget
+                                                    : kSplitTarget;
       if (wgs < target && kv_tiles >= 4) want = std::min<std::uint64_t>((target + wgs - 1) / wgs, kv_tiles / 2);
+      if (v.packs_gqa)
+        want = std::min<std::uint64_t>(
+            want, std::max<std::uint64_t>(1, static_cast<std::uint64_t>(a.seqlen_k) / kDecodeMinSplitKeys));
     }
     want = std::max(std::min<std::uint64_t>({want, kv_tiles, kMaxSplits}), loop_splits(v, a));
     if (want <= 1) return 1;

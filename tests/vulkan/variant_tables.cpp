@@ -334,7 +334,7 @@ TEST_CASE("variant tables: calls with attention variants pick the forms that imp
   for (const ShaderVariant& v : portable_variants()) {
     INFO(v.kernel);
     CHECK(v.variants == (v.spirv.rfind("attn_portable_s", 0) == 0 || v.spirv.rfind("attn_portable_pk", 0) == 0 ||
-                         v.spirv.rfind("attn_portable_f32", 0) == 0));
+                         v.spirv.rfind("attn_portable_f32", 0) == 0 || v.spirv == "attn_decode_pk"));
     detail::AttnArgs a = variant_call(v.head_dims[0], false);
     a.allow_reduced_precision = true;  // the rgh modules' own condition, checked first
     if (!v.variants) CHECK(call_reason(v, nvidia_caps(2), a).find("implements these variants yet") != std::string::npos);
@@ -445,6 +445,73 @@ TEST_CASE("KHR backward: the advertised shape's passes after the portable prepro
   CHECK(khr_bwd_choose(small, bwd_call(256, 128, false), &ch).find("bytes of shared memory") != std::string::npos);
 }
 
+// The decode shader (attn_decode.comp) heads every path's table and takes the calls with few packed GQA rows; the
+// rest go on to the path's own shaders, and a path's decode entries need that path's device feature.
+TEST_CASE("decode shader: first in every table, for calls with few packed rows") {
+  auto decode_call = [](std::int64_t d, std::int64_t sq, std::int64_t hq, std::int64_t hkv) {
+    detail::AttnArgs a = call(d, sq, false);
+    a.seqlen_k = 65536;
+    a.heads_q = hq, a.heads_kv = hkv;
+    for (detail::TensorArg* t : {&a.q, &a.o}) t->strides = Strides{sq * hq * d, hq * d, d, 1};
+    for (detail::TensorArg* t : {&a.k, &a.v}) t->strides = Strides{a.seqlen_k * hkv * d, hkv * d, d, 1};
+    return a;
+  };
+  const Caps nv = nvidia_cm2_caps();
+  Caps no_cm = nv;
+  no_cm.coopmat_khr = no_cm.coopmat2_nv = false;
+  const std::vector<ShaderVariant> tables[] = {portable_variants(), coopmat_variants(), coopmat2_variants()};
+  for (const std::vector<ShaderVariant>& table : tables) {
+    REQUIRE(!table.empty());
+    CHECK(table.front().packs_gqa);
+    for (const ShaderVariant& v : table) {
+      if (!v.packs_gqa) continue;
+      INFO(to_string(v.path), " ", v.kernel, " d", v.head_dims[0], " bm", v.block_m);
+      CHECK(v.spirv == "attn_decode_pk");
+      CHECK(v.path == table.back().path);
+      CHECK(spec(v, kSpecDecodeTpk) != ~0u);
+      CHECK(v.split_kv);
+      CHECK(v.serving_layouts);
+      CHECK(v.variants);
+      CHECK(device_reason(v, no_cm).empty() == (v.path == Path::VulkanPortable));
+    }
+    for (std::int64_t d : {64, 128, 256}) {
+      INFO(to_string(table.back().path), " d", d);
+      const ShaderVariant* p = pick(table, nv, decode_call(d, 1, 32, 8));  // group 4
+      REQUIRE(p != nullptr);
+      CHECK(p->packs_gqa);
+      CHECK(p->block_m == 4);
+      CHECK(spec(*p, kSpecDecodeTpk) == std::min<std::uint32_t>(16, std::uint32_t(d / 8)));  // subgroups of 32
+      CHECK(grid_heads(*p, decode_call(d, 1, 32, 8)) == 8);
+      CHECK(grid_row_tiles(*p, decode_call(d, 1, 32, 8)) == 1);
+      p = pick(table, nv, decode_call(d, 2, 32, 4));  // group 8 x 2 rows: 16
+      REQUIRE(p != nullptr);
+      CHECK(p->packs_gqa == (d != 256));  // d 256 takes at most 8 packed rows
+      // Speculative rows x group 4 = 64: the prefill shaders.
+      p = pick(table, nv, decode_call(d, 16, 32, 8));
+      if (p) CHECK(!p->packs_gqa);
+      // Group 1 x 16 rows: two row tiles would read K/V twice a head; the per-head shaders read it once.
+      p = pick(table, nv, decode_call(d, 16, 8, 8));
+      if (p) CHECK(!p->packs_gqa);
+      // f32 and odd strides: the path's own shaders.
+      detail::AttnArgs odd = decode_call(d, 1, 32, 8);
+      odd.k.strides.dims[1] += 4;
+      p = pick(table, nv, odd);
+      if (p) CHECK(!p->packs_gqa);
+    }
+  }
+  // Subgroups of 8 (lavapipe): the 8-lane entries.
+  Caps sg8 = no_cm;
+  sg8.subgroup_size = sg8.min_subgroup_size = sg8.max_subgroup_size = 8;
+  sg8.max_shared_memory = 32768;
+  const std::vector<ShaderVariant> portable = portable_variants();
+  for (std::int64_t d : {64, 128, 256}) {
+    const ShaderVariant* p = pick(portable, sg8, decode_call(d, 3, 16, 4));  // 12 rows
+    REQUIRE(p != nullptr);
+    CHECK(p->packs_gqa == (d != 256));
+    if (p->packs_gqa) CHECK(spec(*p, kSpecDecodeTpk) == 8);
+  }
+}
+
 // Every specialization constant the shaders declare, by file and name, and the SpecId the host passes for it.
 TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
   struct Decl {
@@ -469,6 +536,7 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_portable_tile.comp", "O_TM", kSpecTileOTm},
       {"attn_portable_rg.comp", "TPR", kSpecRgTpr},
       {"attn_portable_rg.comp", "PREFETCH", kSpecRgPrefetch},
+      {"attn_decode.comp", "TPK", kSpecDecodeTpk},
       {"attn_coopmat.comp", "CM_M", kSpecCmM},
       {"attn_coopmat.comp", "CM_N", kSpecCmN},
       {"attn_coopmat.comp", "CM_K", kSpecCmK},
@@ -492,7 +560,7 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
                          "attn_portable_raw.glsl", "attn_portable_rg.comp", "attn_portable_row.comp",
                          "attn_portable_tile.comp", "attn_splitkv_reduce.comp", "attn_kv_append.comp",
                          "coopmat_common.glsl", "attn_bwd_portable.comp", "attn_bwd_common.glsl",
-                         "attn_bwd_coopmat.comp"};
+                         "attn_bwd_coopmat.comp", "attn_decode.comp"};
   const std::regex constant(R"(^\s*layout\s*\(\s*constant_id\s*=\s*(\d+)\s*\)\s*const\s+\w+\s+(\w+))");
   const std::regex wg_size(R"(^\s*layout\s*\(\s*(local_size_x_id)\s*=\s*(\d+))");
   std::size_t found = 0;
