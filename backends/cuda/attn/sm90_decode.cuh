@@ -242,7 +242,8 @@ cudaError_t decode_launch(const FwdParams& p) {
   const DecodePlan d = decode_plan(p);
   constexpr int kSmem = int(sizeof(DecodeSmem<D, T>));
   auto* kernel = decode_kernel<D, E, L, Mods>;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); e != cudaSuccess)
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      e != cudaSuccess)
     return e;
   auto* ws = static_cast<unsigned char*>(p.workspace);
   DecodeParams dp{};
@@ -255,14 +256,7 @@ cudaError_t decode_launch(const FwdParams& p) {
   return d.direct ? cudaSuccess : sm80::combine_launch(dp.a, d.out_rows);
 }
 
-template <int D, ElemType E, Layout L, bool Mods>
-cudaError_t decode_probe() {
-  cudaFuncAttributes attr{};
-  return cudaFuncGetAttributes(&attr, decode_kernel<D, E, L, Mods>);
-}
-
-#define FLASHTILE_SM90_DECODE_INSTANTIATE(D, E, L, M)                                   \
-  template cudaError_t decode_launch<D, ElemType::E, Layout::L, M>(const FwdParams&); \
-  template cudaError_t decode_probe<D, ElemType::E, Layout::L, M>();
+#define FLASHTILE_SM90_DECODE_INSTANTIATE(D, E, L, M) \
+  template cudaError_t decode_launch<D, ElemType::E, Layout::L, M>(const FwdParams&);
 
 }  // namespace flashtile::cuda::sm90

@@ -1,6 +1,6 @@
 // sm90 split-KV decode: the configuration per head dim and the host's plan of a call (the kernel: sm90_decode.cuh).
-// Decode is memory-bound: a stage is ~17 KiB of K and V whatever the head dim, and enough CTAs an SM stay resident
-// that 110-140 KiB of copies are in flight on each SM (the H200 needs ~50 KiB an SM to cover its memory latency).
+// Decode is memory-bound: a stage holds block_n keys of K and V (16 KiB at d128), and the stages of the CTAs
+// resident on an SM are what it has in flight.
 #pragma once
 
 #include "attn/fwd_params.hpp"
@@ -16,8 +16,9 @@ struct DecodeShape {
   int d;            // head dim
   int block_n;      // keys a stage
   int stages;       // a multiple of kDecodeConsumers: a stage is always read by the same key group
-  int ctas_per_sm;  // resident CTAs an SM (shared memory and registers allow them): the split plan's slots
-  int min_blocks;   // __launch_bounds__' minimum (d128: 2 would cap registers at 168 and spill; ~170 fit 2 anyway)
+  int ctas_per_sm;  // resident CTAs an SM the split plan counts as slots
+  int min_blocks;   // __launch_bounds__' minimum (d128: 2 caps registers at 168, and the paged variants spill there;
+                    // at the 174-190 ptxas then takes, two CTAs of 160 threads may not fit: not yet checked in ncu)
   bool q_in_regs;   // Q's fragments held across the loop (else re-read from shared memory each tile)
 };
 // d256 is not here: its O alone is 128 registers a lane, and with the K and V fragments ptxas spills at 255

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm80_dispatch.hpp"
 #include "attn/sm80_traits.hpp"
 #include "attn/sm90_decode.hpp"
 #include "attn/sm90_traits.hpp"
@@ -26,8 +27,6 @@ namespace sm90 {
 // Defined in sm90_decode.cuh, instantiated in sm90_decode_d{64,128}.cu.
 template <int D, ElemType E, Layout L, bool Mods>
 cudaError_t decode_launch(const FwdParams& p);
-template <int D, ElemType E, Layout L, bool Mods>
-cudaError_t decode_probe();
 }  // namespace sm90
 namespace sm80 {
 cudaError_t append_launch(const FwdParams& p);  // decode_common.cu: a paged call's new keys, before attention
@@ -67,8 +66,9 @@ std::string sm90_fwd_supports(const FwdParams& p) {
   if (decode_ok(p)) return {};  // the decode kernel scales before the row max: any scale
   // The prefill kernel.
   if (p.layout == Layout::Paged)
-    return sm90::use_decode(p) ? decode_why_not(p)
-                               : "paged K/V beyond decode calls (seqlen_q <= 16, d 64 or 128): no such kernel on this path";
+    return sm90::use_decode(p)
+               ? decode_why_not(p)
+               : "paged K/V beyond decode calls (seqlen_q <= 16, d 64 or 128): no such kernel on this path";
   if (p.layout == Layout::Varlen) return "no varlen kernel on this path yet";
   if (p.batch > 65535 || p.heads_q > 65535) return "batch or heads above 65535 (grid limit)";
   // Row maxima and the masks act on unscaled scores, the scale folded into the exp2 afterwards: exact for scale > 0
@@ -141,28 +141,6 @@ void launch_d(const FwdParams& p, int ctas) {
 }  // namespace
 
 namespace {
-// The decode kernel's instantiation: f.template operator()<D, E, L, Mods>().
-template <class F>
-void dispatch_decode(const FwdParams& p, F&& f) {
-  auto by_layout = [&]<int D, ElemType E>() {
-    const bool m = p.has_variant();
-    if (p.layout == Layout::Paged)
-      m ? f.template operator()<D, E, Layout::Paged, true>() : f.template operator()<D, E, Layout::Paged, false>();
-    else
-      m ? f.template operator()<D, E, Layout::Dense, true>() : f.template operator()<D, E, Layout::Dense, false>();
-  };
-  auto by_dtype = [&]<int D>() {
-    if (p.dtype == ElemType::BF16)
-      by_layout.template operator()<D, ElemType::BF16>();
-    else
-      by_layout.template operator()<D, ElemType::F16>();
-  };
-  if (p.head_dim == 64)
-    by_dtype.template operator()<64>();
-  else
-    by_dtype.template operator()<128>();
-}
-
 void decode_launch(const FwdParams& p) {
   if (p.workspace == nullptr && sm90_fwd_workspace(p) > 0)
     throw Error(ErrorCode::InvalidArgument, sm90_fwd_name(p) + ": needs a workspace of " +
@@ -170,7 +148,10 @@ void decode_launch(const FwdParams& p) {
   cudaError_t err = cudaSuccess;
   if (p.layout == Layout::Paged && p.seqlen_new > 0) err = sm80::append_launch(p);  // before any reader, same stream
   if (err == cudaSuccess)
-    dispatch_decode(p, [&]<int D, ElemType E, Layout L, bool M>() { err = sm90::decode_launch<D, E, L, M>(p); });
+    // sm80's decode dispatch (the same flags); head dims without an sm90 decode shape never get here (decode_ok).
+    sm80::dispatch_decode(p, [&]<int D, ElemType E, Layout L, bool M>() {
+      if constexpr (sm90::has_decode_shape(D)) err = sm90::decode_launch<D, E, L, M>(p);
+    });
   if (err != cudaSuccess)
     throw Error(ErrorCode::BackendFailure,
                 "launch " + sm90_fwd_name(p) + ": " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err));
