@@ -23,11 +23,11 @@ struct DecodeShape {
 // d256 is not here: its O alone is 128 registers a lane, and with the K and V fragments ptxas spills at 255
 // (cuda_sm80's decode kernel takes those calls). d128 takes over 180 registers, and two CTAs of 5 warps need <= 168
 // (registers are allocated per sub-partition, 16K each: 3 warps of each; cuda_occupancy.h), so one CTA an SM holds the
-// 128 KiB of copies in its own 8 stages. d64 re-reads Q from shared memory: with its fragments held, the paged
-// variants spill at the 128 registers of 3 CTAs an SM.
+// 128 KiB of copies in its own 4 stages of 64 keys (half the boxes and barrier waits of 32-key stages). d64 re-reads
+// Q from shared memory: with its fragments held, the paged variants spill at the 128 registers of 3 CTAs an SM.
 inline constexpr DecodeShape kDecodeShapes[] = {
     {64, 32, 4, 3, 3, false},
-    {128, 32, 8, 1, 1, true},
+    {128, 64, 4, 1, 1, true},
 };
 constexpr bool has_decode_shape(int d) {
   for (const DecodeShape& s : kDecodeShapes)
