@@ -1,15 +1,19 @@
 // sm90 split-KV decode (Flash-Decoding) for calls with few query rows, dense or paged K/V: the memory-bound kernel of
-// the sm90 path. A CTA is (split, kv head x row block, batch): one producer warp and kDecodeConsumers consumer warps.
+// the sm90 path. A work item is (split, kv head x row block, batch); the grid is persistent (at most the resident
+// CTAs: decode_plan's slots), each CTA taking items t, t + grid, ... with one producer warp and kDecodeConsumers
+// consumer warps, so the 2-4 waves of B >= 16 no longer fill and drain a pipeline each.
 //  - producer: one lane moves each tile's K and V with TMA boxes (64 columns x box_rows keys; a paged tile takes one
-//    box per page it spans) into 128B-swizzled shared tiles, kStages stages completing on mbarriers. Few large boxes:
+//    box per page it spans) into 128B-swizzled shared tiles, kStages stages completing on mbarriers, running on into
+//    the next item's tiles while the consumers finish the current one. Few large boxes:
 //    one 1-D bulk copy per key row (256 bytes) left the copy engine's request rate the limit, at 1.8 TB/s
 //    (bench/results/2026-12-03_h200_sm90_decode). Dense rows past Sk arrive as zeros; a paged tile past the sequence
 //    reads slots the application owns (NaN in the tests), so the consumers zero those V rows before P·V.
 //  - consumers: R row groups x C key groups (R = the packed rows / 16, rounded up to 1, 2 or 4; C = 4 / R). Key group
-//    c takes the tiles i = c (mod C) with decode_rows.cuh's step (mma.sync: decode has no compute to hide); stages
-//    are a multiple of 4, so a stage is always read by one key group and no barrier phase can be passed unseen.
-//  - epilogue: the key groups merge through shared memory; one split writes the output, several write partials that
-//    the shared combine kernel merges (decode_common.cu).
+//    c takes the tiles numbered g = c (mod C), numbered across the CTA's items, with decode_rows.cuh's step
+//    (mma.sync: decode has no compute to hide); stages are a multiple of 4, so a stage is always read by one key group
+//    and no barrier phase can be passed unseen.
+//  - an item's end: the key groups merge through their own shared memory; one split writes the output, several write
+//    partials that the shared combine kernel merges (decode_common.cu). Q of the next item loads after that merge.
 // Included by sm90_decode_d*.cu.
 #pragma once
 
@@ -18,6 +22,7 @@
 #include "attn/sm80_decode.cuh"
 #include "attn/sm80_layout.cuh"
 #include "attn/sm90_decode.hpp"
+#include "attn/sm90_traits.hpp"
 #include "tile/gl.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/ops.cuh"
@@ -31,12 +36,23 @@
 
 namespace flashtile::cuda::sm90 {
 
+// The key groups' hand-off at an item's end: a group's O fragments and (m, l) by lane, for the first key group to
+// merge (every lane merges the lanes of its own id: the same rows and columns). Its own memory: the producer is
+// already refilling the stages with the next item's tiles.
+template <int D>
+struct DecodeMerge {
+  static constexpr int kSlots = kDecodeConsumers - 1;  // (C - 1) x R <= 3
+  float2 o[kSlots][D / 16][4][32];
+  float4 ml[kSlots][32];  // m of rows g and g + 8, then this lane's part of their l
+};
+
 template <int D, typename T>
 struct DecodeSmem {
   static constexpr DecodeShape kShape = decode_shape(D);
   using KV = tile::st<T, kShape.block_n, D>;
   KV k[kShape.stages], v[kShape.stages];
   tile::sp<T, kDecodeRows, D> q;
+  DecodeMerge<D> merge;
   tile::mbarrier full[kShape.stages], empty[kShape.stages];
 };
 
@@ -46,6 +62,7 @@ struct DecodeParams {
   sm80::DecodeArgs a;
   CUtensorMap k_map, v_map;
   int box_rows;
+  int items, row_blocks;  // the plan's work items (split x kv head x row block x batch) and row blocks
 };
 
 // Zeroes rows [first, R) of a swizzled tile (each row's 128-byte segments whole, so the swizzle does not matter), by
@@ -59,15 +76,6 @@ __device__ __forceinline__ void zero_rows(tile::st<T, R, C>& t, int first) {
     for (int b = 0; b < ST::kBlocks; ++b)
       *reinterpret_cast<uint4*>(base + b * ST::kBlockBytes + r * tile::kSwizzleBytes) = make_uint4(0, 0, 0, 0);
 }
-
-// The key groups' hand-off at the end, in the stages' memory: a group's O fragments and (m, l) by lane, for the
-// first key group to merge (every lane merges the lanes of its own id: the same rows and columns).
-template <int D>
-struct DecodeMerge {
-  static constexpr int kSlots = kDecodeConsumers - 1;  // (C - 1) x R <= 3
-  float2 o[kSlots][D / 16][4][32];
-  float4 ml[kSlots][32];  // m of rows g and g + 8, then this lane's part of their l
-};
 
 template <int D>
 __device__ __forceinline__ void merge_into(sm80::DecodeAcc<D>& a, const DecodeMerge<D>& mg, int slot, int lane) {
@@ -93,6 +101,16 @@ __device__ __forceinline__ void merge_into(sm80::DecodeAcc<D>& a, const DecodeMe
     }
 }
 
+// Work item t of the launch: split innermost (the splits of one kv head run together and share nothing but Q),
+// then kv head x row block, then batch.
+struct DecodeItem {
+  int split, hk, rb, b;
+};
+__device__ __forceinline__ DecodeItem decode_item(int t, int splits, int heads_kv, int row_blocks) {
+  const int split = t % splits, y = t / splits % (heads_kv * row_blocks);
+  return {split, y % heads_kv, y / heads_kv, t / splits / (heads_kv * row_blocks)};
+}
+
 template <int D, ElemType E, Layout L, bool Mods>
 __global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
     decode_kernel(const __grid_constant__ DecodeParams dp) {
@@ -102,21 +120,16 @@ __global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
   constexpr DecodeShape kS = Smem::kShape;
   constexpr int kN = kS.block_n, kStages = kS.stages;
   static_assert(kStages % kDecodeConsumers == 0, "a stage must belong to one key group for every R");
-  static_assert(sizeof(DecodeMerge<D>) <= sizeof(Smem::k) + sizeof(Smem::v), "the merge reuses the stages");
+  // The resident CTAs the split plan counts on fit an SM's 228 KiB (1 KiB of it reserved a CTA).
+  static_assert(kS.ctas_per_sm * (sizeof(Smem) + 1024) <= kSm90SmemLimit + 1024, "decode CTAs an SM do not fit");
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   const sm80::DecodeArgs& a = dp.a;
 
   const FwdParams& p = a.p;
   const int w = warp::index(), lane = lane_id();
-  const int split = blockIdx.x, hk = int(blockIdx.y) % p.heads_kv, rb = int(blockIdx.y) / p.heads_kv;
-  const int b = blockIdx.z;
   const int R = decode_row_groups(a.rows), C = kDecodeConsumers / R;
   const int rg = w % R, kg = w / R;  // consumers' roles (the producer's w is kDecodeConsumers)
-  const sm80::DecodeRows<Mods> r = sm80::decode_rows<Mods>(p, b, hk, a.group, a.rows, rb * kDecodeRows + rg * 16,
-                                                           sm80::seq_span<L>(p, b).sk);
-  const sm80::TileRange tr = sm80::split_tiles<kN>(r, split, a.splits);
-  const int n = tr.end > tr.begin ? tr.end - tr.begin : 0;
 
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -128,95 +141,117 @@ __global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
   }
   __syncthreads();
 
-  if (w == kDecodeConsumers) {  // ---- producer: one lane ----
+  // Tiles are numbered across the CTA's items (g): stage g % kStages, phase g / kStages, key group g % C; so the
+  // barriers' phases run on from item to item and a stage still belongs to one key group.
+  if (w == kDecodeConsumers) {  // ---- producer: one lane, running ahead into the next item's tiles ----
     if (lane != 0) return;
-    const std::int32_t* bt = L == Layout::Paged ? p.block_table + b * p.block_table_sb : nullptr;
     prefetch(&dp.k_map);
     prefetch(&dp.v_map);
-    for (int i = 0; i < n; ++i) {
-      const int s = i % kStages;
-      wait(sm.empty[s], ((i / kStages) & 1) ^ 1);
-      arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
-      const std::int64_t n0 = std::int64_t(tr.begin + i) * kN;
-      for (int r0 = 0; r0 < kN; r0 += dp.box_rows) {
-        // Dense: rows of batch b (past Sk: zeros). Paged: the page holding the box (one past the sequence reads the
-        // last key's page; its V rows are zeroed by the consumers), its slot a multiple of the box.
-        int row = int(n0) + r0, outer = b;
-        if constexpr (L == Layout::Paged) {
-          const sm80::PageSlot ps = sm80::page_slot(p, bt, sm80::imin(n0 + r0, r.sk - 1));
-          row = int(ps.slot) / dp.box_rows * dp.box_rows, outer = int(ps.page);
-        }
+    int g = 0;
+    for (int t = blockIdx.x; t < dp.items; t += gridDim.x) {
+      const DecodeItem it = decode_item(t, a.splits, p.heads_kv, dp.row_blocks);
+      const std::int32_t* bt = L == Layout::Paged ? p.block_table + it.b * p.block_table_sb : nullptr;
+      const sm80::DecodeRows<Mods> r = sm80::decode_rows<Mods>(p, it.b, it.hk, a.group, a.rows, it.rb * kDecodeRows,
+                                                               sm80::seq_span<L>(p, it.b).sk);
+      const sm80::TileRange tr = sm80::split_tiles<kN>(r, it.split, a.splits);
+      for (int i = tr.begin; i < tr.end; ++i, ++g) {
+        const int s = g % kStages;
+        wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
+        arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
+        const std::int64_t n0 = std::int64_t(i) * kN;
+        for (int r0 = 0; r0 < kN; r0 += dp.box_rows) {
+          // Dense: rows of batch b (past Sk: zeros). Paged: the page holding the box (one past the sequence reads the
+          // last key's page; its V rows are zeroed by the consumers), its slot a multiple of the box.
+          int row = int(n0) + r0, outer = it.b;
+          if constexpr (L == Layout::Paged) {
+            const sm80::PageSlot ps = sm80::page_slot(p, bt, sm80::imin(n0 + r0, r.sk - 1));
+            row = int(ps.slot) / dp.box_rows * dp.box_rows, outer = int(ps.page);
+          }
 #pragma unroll
-        for (int cb = 0; cb < Smem::KV::kBlocks; ++cb) {
-          tma_load_4d(sm.k[s].block_addr(cb, r0), &dp.k_map, sm.full[s].addr(), cb * 64, row, hk, outer);
-          tma_load_4d(sm.v[s].block_addr(cb, r0), &dp.v_map, sm.full[s].addr(), cb * 64, row, hk, outer);
+          for (int cb = 0; cb < Smem::KV::kBlocks; ++cb) {
+            tma_load_4d(sm.k[s].block_addr(cb, r0), &dp.k_map, sm.full[s].addr(), cb * 64, row, it.hk, outer);
+            tma_load_4d(sm.v[s].block_addr(cb, r0), &dp.v_map, sm.full[s].addr(), cb * 64, row, it.hk, outer);
+          }
         }
       }
     }
     return;
   }
 
-  // ---- consumers: Q's packed rows (16 bytes a thread), then the tiles of this key group ----
-  {
-    const std::int64_t Sq = p.seqlen_q;
-    const T* gq = static_cast<const T*>(p.q) + b * p.q_sb + std::int64_t(hk) * a.group * p.q_sh;
-    constexpr int kChunks = D / 8;
-    for (int idx = threadIdx.x; idx < R * 16 * kChunks; idx += kDecodeConsumers * 32) {
-      const int i = idx / kChunks, c = (idx % kChunks) * 8, pr = rb * kDecodeRows + i;
-      uint4 x = make_uint4(0, 0, 0, 0);
-      if (pr < a.rows) x = *reinterpret_cast<const uint4*>(gq + pr / Sq * p.q_sh + pr % Sq * p.q_ss + c);
-      *reinterpret_cast<uint4*>(sm.q.row(i) + c) = x;
+  // ---- consumers: per item, Q's packed rows (16 bytes a thread), then the item's tiles of this key group ----
+  int g0 = 0;  // the item's first tile number
+  for (int t = blockIdx.x; t < dp.items; t += gridDim.x) {
+    const DecodeItem it = decode_item(t, a.splits, p.heads_kv, dp.row_blocks);
+    const std::int64_t sk = sm80::seq_span<L>(p, it.b).sk;
+    const sm80::DecodeRows<Mods> r =
+        sm80::decode_rows<Mods>(p, it.b, it.hk, a.group, a.rows, it.rb * kDecodeRows + rg * 16, sk);
+    const sm80::TileRange tr = sm80::split_tiles<kN>(r, it.split, a.splits);
+    const int n = tr.end > tr.begin ? tr.end - tr.begin : 0;
+    // Q is rewritten once every warp has its fragments of the last item (with key groups, the merge's barrier did it).
+    if (C == 1 && t != int(blockIdx.x)) named_sync(1, kDecodeConsumers * 32);
+    {
+      const std::int64_t Sq = p.seqlen_q;
+      const T* gq = static_cast<const T*>(p.q) + it.b * p.q_sb + std::int64_t(it.hk) * a.group * p.q_sh;
+      constexpr int kChunks = D / 8;
+      for (int idx = threadIdx.x; idx < R * 16 * kChunks; idx += kDecodeConsumers * 32) {
+        const int i = idx / kChunks, c = (idx % kChunks) * 8, pr = it.rb * kDecodeRows + i;
+        uint4 x = make_uint4(0, 0, 0, 0);
+        if (pr < a.rows) x = *reinterpret_cast<const uint4*>(gq + pr / Sq * p.q_sh + pr % Sq * p.q_ss + c);
+        *reinterpret_cast<uint4*>(sm.q.row(i) + c) = x;
+      }
     }
-  }
-  named_sync(1, kDecodeConsumers * 32);
-  rt<T, 16, 16> qr[decode_shape(D).q_in_regs ? D / 16 : 1];
-  if constexpr (decode_shape(D).q_in_regs) {
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) load(qr[kk], sm.q, rg * 16, kk * 16);
-  }
-  auto q = [&](int kk) {
+    named_sync(1, kDecodeConsumers * 32);
+    rt<T, 16, 16> qr[decode_shape(D).q_in_regs ? D / 16 : 1];
     if constexpr (decode_shape(D).q_in_regs) {
-      return qr[kk];
-    } else {
-      rt<T, 16, 16> qt;
-      load(qt, sm.q, rg * 16, kk * 16);
-      return qt;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) load(qr[kk], sm.q, rg * 16, kk * 16);
     }
-  };
-  sm80::DecodeAcc<D> acc;
-  init(acc);
-  for (int i = kg; i < n; i += C) {
-    const int s = i % kStages;
-    wait(sm.full[s], (i / kStages) & 1);
-    const std::int64_t n0 = std::int64_t(tr.begin + i) * kN;
-    const bool past = L == Layout::Paged && n0 + kN > r.sk;  // P is 0 there, but 0 * NaN is not
-    if (past) {
-      zero_rows(sm.v[s], int(r.sk - n0));
+    auto q = [&](int kk) {
+      if constexpr (decode_shape(D).q_in_regs) {
+        return qr[kk];
+      } else {
+        rt<T, 16, 16> qt;
+        load(qt, sm.q, rg * 16, kk * 16);
+        return qt;
+      }
+    };
+    sm80::DecodeAcc<D> acc;
+    init(acc);
+    // This key group's tiles: numbers g = kg (mod C) in [g0, g0 + n), tile g + shift of the sequence.
+    const int shift = tr.begin - g0;
+    for (int g = g0 + (kg - g0 % C + C) % C; g < g0 + n; g += C) {
+      const int s = g % kStages;
+      wait(sm.full[s], (g / kStages) & 1);
+      const std::int64_t n0 = std::int64_t(g + shift) * kN;
+      const bool past = L == Layout::Paged && n0 + kN > r.sk;  // P is 0 there, but 0 * NaN is not
+      if (past) {
+        zero_rows(sm.v[s], int(r.sk - n0));
+        __syncwarp();
+      }
+      sm80::decode_step<D, kN, Mods, T>(acc, q, sm.k[s], sm.v[s], n0, r, p);
+      if (past) fence_proxy_async();  // the zeros before TMA's next writes to the stage
       __syncwarp();
+      if (lane == 0) arrive(sm.empty[s]);
     }
-    sm80::decode_step<D, kN, Mods, T>(acc, q, sm.k[s], sm.v[s], n0, r, p);
-    if (past) fence_proxy_async();  // the zeros before TMA's next writes to the stage
-    __syncwarp();
-    if (lane == 0) arrive(sm.empty[s]);
-  }
+    g0 += n;
 
-  // ---- epilogue: key groups 1.. hand their rows to group 0 (every copy has landed: all tiles were consumed) ----
-  if (C > 1) {
-    auto& mg = *reinterpret_cast<DecodeMerge<D>*>(smem_raw);
-    named_sync(1, kDecodeConsumers * 32);
-    if (kg > 0) {
-      const int slot = (kg - 1) * R + rg;
+    // ---- the item's end: key groups 1.. hand their rows to group 0 in the merge's own memory (the producer is
+    // refilling the stages); the next item's Q barrier keeps them from overwriting it before group 0 has read it ----
+    if (C > 1) {
+      if (kg > 0) {
+        const int slot = (kg - 1) * R + rg;
 #pragma unroll
-      for (int i = 0; i < D / 16; ++i)
+        for (int i = 0; i < D / 16; ++i)
 #pragma unroll
-        for (int k = 0; k < 4; ++k) mg.o[slot][i][k][lane] = acc.o[i].v[0][0][k];
-      mg.ml[slot][lane] = make_float4(acc.m.v[0][0], acc.m.v[0][1], acc.l.v[0][0], acc.l.v[0][1]);
+          for (int k = 0; k < 4; ++k) sm.merge.o[slot][i][k][lane] = acc.o[i].v[0][0][k];
+        sm.merge.ml[slot][lane] = make_float4(acc.m.v[0][0], acc.m.v[0][1], acc.l.v[0][0], acc.l.v[0][1]);
+      }
+      named_sync(1, kDecodeConsumers * 32);
+      if (kg > 0) continue;
+      for (int c = 1; c < C; ++c) merge_into(acc, sm.merge, (c - 1) * R + rg, lane);
     }
-    named_sync(1, kDecodeConsumers * 32);
-    if (kg > 0) return;
-    for (int c = 1; c < C; ++c) merge_into(acc, mg, (c - 1) * R + rg, lane);
+    sm80::decode_store<D, Mods, T>(acc, r, p, a.o_part, a.lse_part, t % a.splits);
   }
-  sm80::decode_store<D, Mods, T>(acc, r, p, a.o_part, a.lse_part, split);
 }
 
 // ---- host side of one instantiation (explicitly instantiated in sm90_decode_d*.cu) ----------------------------------
@@ -250,8 +285,8 @@ cudaError_t decode_launch(const FwdParams& p) {
   dp.a = {p, d.splits, d.group, d.rows, true, d.direct ? nullptr : reinterpret_cast<float*>(ws),
           d.direct ? nullptr : reinterpret_cast<float*>(ws + d.o_part_bytes)};
   if (!decode_maps<T>(dp, p, decode_shape(D).block_n).empty()) return cudaErrorInvalidValue;  // supports checked it
-  const dim3 grid(unsigned(d.splits), unsigned(p.heads_kv * d.row_blocks), unsigned(p.batch));
-  kernel<<<grid, kDecodeThreads, kSmem, static_cast<cudaStream_t>(p.stream)>>>(dp);
+  dp.items = d.splits * p.heads_kv * d.row_blocks * p.batch, dp.row_blocks = d.row_blocks;
+  kernel<<<unsigned(d.grid), kDecodeThreads, kSmem, static_cast<cudaStream_t>(p.stream)>>>(dp);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   return d.direct ? cudaSuccess : sm80::combine_launch(dp.a, d.out_rows);
 }

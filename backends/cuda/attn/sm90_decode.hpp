@@ -1,6 +1,6 @@
 // sm90 split-KV decode: the configuration per head dim and the host's plan of a call (the kernel: sm90_decode.cuh).
-// Decode is memory-bound: a stage holds block_n keys of K and V (16 KiB at d128), and the stages of the CTAs
-// resident on an SM are what it has in flight.
+// Decode is memory-bound: enough stages and CTAs an SM stay resident that ~100-130 KiB of copies are in flight on each
+// SM (the H200 needs ~50 KiB an SM to cover its memory latency).
 #pragma once
 
 #include "attn/fwd_params.hpp"
@@ -16,16 +16,18 @@ struct DecodeShape {
   int d;            // head dim
   int block_n;      // keys a stage
   int stages;       // a multiple of kDecodeConsumers: a stage is always read by the same key group
-  int ctas_per_sm;  // resident CTAs an SM the split plan counts as slots
-  int min_blocks;   // __launch_bounds__' minimum (d128: 2 caps registers at 168, and the paged variants spill there;
-                    // at the 174-190 ptxas then takes, two CTAs of 160 threads may not fit: not yet checked in ncu)
+  int ctas_per_sm;  // resident CTAs an SM (shared memory and registers allow them): the split plan's slots
+  int min_blocks;   // __launch_bounds__' minimum (d128: 2 would cap registers at 168 and spill)
   bool q_in_regs;   // Q's fragments held across the loop (else re-read from shared memory each tile)
 };
 // d256 is not here: its O alone is 128 registers a lane, and with the K and V fragments ptxas spills at 255
-// (cuda_sm80's decode kernel takes those calls).
+// (cuda_sm80's decode kernel takes those calls). d128 takes over 180 registers, and two CTAs of 5 warps need <= 168
+// (registers are allocated per sub-partition, 16K each: 3 warps of each; cuda_occupancy.h), so one CTA an SM holds the
+// 128 KiB of copies in its own 4 stages of 64 keys (half the boxes and barrier waits of 32-key stages). d64 re-reads
+// Q from shared memory: with its fragments held, the paged variants spill at the 128 registers of 3 CTAs an SM.
 inline constexpr DecodeShape kDecodeShapes[] = {
-    {64, 32, 4, 3, 3, true},
-    {128, 32, 4, 2, 1, true},
+    {64, 32, 4, 3, 3, false},
+    {128, 64, 4, 1, 1, true},
 };
 constexpr bool has_decode_shape(int d) {
   for (const DecodeShape& s : kDecodeShapes)
@@ -56,6 +58,7 @@ constexpr int decode_row_groups(int rows) {
 
 struct DecodePlan {
   int group = 0, rows = 0, row_blocks = 0, splits = 1;
+  int grid = 1;                          // persistent CTAs: min(work items, resident slots)
   bool direct = true;                    // one split and no sink: the kernel writes o itself, no combine
   std::int64_t out_rows = 0;             // batch * heads_q * seqlen_q
   std::size_t o_part_bytes = 0, bytes = 0;  // workspace: O partials, then LSE partials (none when direct)
@@ -90,6 +93,7 @@ inline DecodePlan decode_plan(const FwdParams& p) {
     }
   }
   d.splits = int(best);
+  d.grid = int(std::min<std::int64_t>(base * d.splits, slots));
   d.direct = d.splits == 1 && p.sinks == nullptr;
   d.out_rows = std::int64_t(p.batch) * p.heads_q * p.seqlen_q;
   if (!d.direct) {
