@@ -53,11 +53,12 @@ constexpr std::uint32_t kDescriptorRing = 1024;
 constexpr std::uint64_t kStagingChunk = 64ull << 20;
 constexpr std::uint64_t kMaxSplits = 256;       // split-KV splits chosen for occupancy (more only for Caps::max_loop_keys)
 constexpr std::uint64_t kSplitTarget = 512;     // workgroups a split-KV grid aims at on GPUs: ~4 per SM/CU
-// The decode shader (packs_gqa): several waves of workgroups, so the last one's tail is short (Vulkan does not say
-// how many fit at once), each split long enough that its first loads' latency is a small part of it; a split's
-// records are (d + 1) floats a row against the split's K/V, negligible.
-constexpr std::uint64_t kDecodeSplitTarget = 2048;
-constexpr std::uint64_t kDecodeMinSplitKeys = 512;
+// The decode shader (packs_gqa): ~1024 workgroups (several waves, so the last one's tail is short; Vulkan does not
+// say how many fit at once), each split at least 1344 keys (42 tiles of 32) so that its first loads' latency is a
+// small part of it. Swept on the H200 (d128, Hkv 8): B = 1 best at 48 splits (2.66 TB/s; 64 and 128 splits 20-30%
+// slower), B = 16 at 6-8, B = 64 at 2, B = 128 at 1 (2026-12-03_h200_vulkan_decode_splits).
+constexpr std::uint64_t kDecodeSplitTarget = 1024;
+constexpr std::uint64_t kDecodeMinSplitKeys = 1344;
 constexpr std::uint32_t kReduceWg = 64;
 constexpr std::uint32_t kAppendWg = 64;
 
