@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm90_traits.hpp"
 #include "tile/tile.cuh"
 
 namespace flashtile::cuda {
@@ -40,6 +41,12 @@ inline Sm90ModParams sm90_mod_params(const FwdParams& f) {
   m.alibi_sb = f.alibi_sb;
   m.sinks = f.sinks;
   return m;
+}
+
+// The forward build a call runs (Sm90Mods; the launch layer's choice, and the kernel's name).
+inline Sm90Mods sm90_fwd_build(const FwdParams& f) {
+  return sm90_mods_build(f.window_left >= 0 || f.window_right >= 0, f.softcap > 0, f.alibi_slopes != nullptr,
+                         f.sinks != nullptr);
 }
 
 // A range [lo, hi) of keys or query rows; empty: hi <= lo.
@@ -75,7 +82,7 @@ __host__ __device__ __forceinline__ int sm90_block_key(const Sm90Blocks& b, int 
 // diagonals span), past which its bias only falls and the lazy reference holds (Sm90Softmax::peaked). Visited from
 // the highest block, a non-causal row's maximum instead rose by slope · N a block up to its diagonal, past the
 // reference every time: P overflowed and each such block was computed again (sm90_redo_s), 12x the plain kernel's
-// time at 4k. The non-causal kernels only (sm90_alibi_order); causal tiles come out with lead 0.
+// time at 4k. The ALiBi build's non-causal kernels only (sm90_alibi_order); causal tiles come out with lead 0.
 template <int N>
 __host__ __device__ __forceinline__ Sm90Blocks sm90_window_blocks(const Sm90ModParams& m, int r0, int r1, int sq,
                                                                   int sk) {
@@ -105,8 +112,12 @@ __device__ __forceinline__ float sm90_alibi_slope(const Sm90ModParams& m, int ba
 
 // One tile's variants for the softmax's masks (Sm90Softmax::mask): the score function and the masks of the kernel's
 // Sm90ModParams (softcap's tanh: tile::tanh_exp2), read where it lies (held in registers through the loop, its fields
-// spilled d128), and ALiBi's slope of the tile's (batch, head) on raw scores.
+// spilled d128), and ALiBi's slope of the tile's (batch, head) on raw scores. kBuild (Sm90Mods): the parts of the
+// score function that this build compiles (masks: none; softcap: the tanh; alibi: both).
+template <Sm90Mods kBuild>
 struct Sm90RowMods {
+  static constexpr bool kSoftcap = kBuild == Sm90Mods::softcap || kBuild == Sm90Mods::alibi;
+  static constexpr bool kAlibi = kBuild == Sm90Mods::alibi;
   const Sm90ModParams& m;
   float slope;
 
@@ -115,11 +126,11 @@ struct Sm90RowMods {
   template <int NW>
   __device__ __forceinline__ void apply(tile::rt_fl<16, NW>& s, int key0, int diag0, int sk) const {
     namespace tl = flashtile::tile;
-    if (m.cap_exp2 != 0.0f) {
+    if (kSoftcap && m.cap_exp2 != 0.0f) {
       const float in = m.cap_exp2, out = m.cap_raw;
       tl::map(s, [&](int, int, float x) { return tl::tanh_exp2(x * in, out); });
     }
-    if (slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
+    if (kAlibi && slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
       // The distance as the lane's part of this block plus a constant an element: per-element (row - col) values
       // are loop-invariant, and ptxas kept them all in registers (spilled d128).
       const int lane = tl::lane_id();
@@ -178,11 +189,11 @@ struct Sm90RowMods {
 };
 // Plain kernels' stand-in (no members).
 struct Sm90NoMods {};
-// A tile's Sm90RowMods where kOn, else the stand-in.
-template <bool kOn>
+// A tile's Sm90RowMods of build kBuild, or (no variants' loop) the stand-in. Only the ALiBi build reads a slope.
+template <Sm90Mods kBuild>
 __device__ __forceinline__ auto sm90_row_mods(const Sm90ModParams& m, int batch, int head) {
-  if constexpr (kOn) return Sm90RowMods{m, sm90_alibi_slope(m, batch, head)};
-  else return Sm90NoMods{};
+  if constexpr (!sm90_mods_loop(kBuild)) return Sm90NoMods{};
+  else return Sm90RowMods<kBuild>{m, kBuild == Sm90Mods::alibi ? sm90_alibi_slope(m, batch, head) : 0.0f};
 }
 
 // The sink of head `head` joins the row's denominator (m: the row's reference, l its sum of exp2(s - m), both exp2
