@@ -601,7 +601,7 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
     if constexpr (Sh::kDynamic) tn = sched.next(t);
     const Sm90Tile tt = sched.tile(t);
     const Sm90Blocks range = blocks_of(tt);
-    const int n_blocks = range.n, key_base = range.first * N;  // key_base: the lowest block's first key
+    const int n_blocks = range.n, key_base = range.key0;  // key_base: the lowest block's first key
     auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
       return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
     };
@@ -710,7 +710,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThr
     wait_q(j);
     const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
-    const int key_base = range.first * N;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
+    const int key_base = range.key0;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
     auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
       return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
     };

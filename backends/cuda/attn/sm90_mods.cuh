@@ -65,17 +65,18 @@ __host__ __device__ __forceinline__ Sm90Span sm90_window_keys(const Sm90ModParam
   return {lo, hi};
 }
 
-// The K/V blocks of N keys a tile visits: first, first + 1, .., first + n - 1 (n = 0: no key), from the highest down,
-// or (lead > 0) from the lead-th below the highest down to the first, then from the highest down to the rest.
+// The K/V blocks of N keys a tile visits, starting at keys key0, key0 + N, .., key0 + (n - 1) N (n = 0: no key), from
+// the highest down, or (lead > 0) from the lead-th below the highest down to the first, then from the highest down to
+// the rest.
 struct Sm90Blocks {
-  int first, n;
+  int key0, n;
   int lead = 0;
 };
 // The first key of the block at visit position it (0 .. n - 1).
 template <int N>
 __host__ __device__ __forceinline__ int sm90_block_key(const Sm90Blocks& b, int it) {
   const int o = b.n - 1 - b.lead - it;
-  return (b.first + (o < 0 ? o + b.n : o)) * N;
+  return b.key0 + (o < 0 ? o + b.n : o) * N;
 }
 // ALiBi's tiles start at the block holding their last row's diagonal (clipped to the keys they see), the peak of
 // that row's bias: going down from it, each row meets its own peak within the first blocks (those its tile's
@@ -83,16 +84,18 @@ __host__ __device__ __forceinline__ int sm90_block_key(const Sm90Blocks& b, int 
 // the highest block, a non-causal row's maximum instead rose by slope · N a block up to its diagonal, past the
 // reference every time: P overflowed and each such block was computed again (sm90_redo_s), 12x the plain kernel's
 // time at 4k. The ALiBi build's non-causal kernels only (sm90_alibi_order); causal tiles come out with lead 0.
+// Without ALiBi the blocks start at the tile's first key, not at a multiple of N: a window's span of keys then takes
+// ceil(span / N) blocks, where blocks on multiples of N took one more in most tiles (4096 keys at 32k: 25 for 24, 4%;
+// TMA loads from any key, zero past Sk, and the masks cover the keys past the window).
 template <int N>
 __host__ __device__ __forceinline__ Sm90Blocks sm90_window_blocks(const Sm90ModParams& m, int r0, int r1, int sq,
                                                                   int sk) {
   const Sm90Span k = sm90_window_keys(m, r0, r1, sq, sk);
   if (k.hi <= k.lo) return {0, 0};
-  const Sm90Blocks b{k.lo / N, (k.hi + N - 1) / N - k.lo / N};
-  if (m.alibi == nullptr) return b;
+  if (m.alibi == nullptr) return {k.lo, (k.hi - k.lo + N - 1) / N};
   const int diag = (r1 < sq ? r1 : sq) - 1 + sk - sq;  // the last row's (rows past Sq have no peak)
   const int peak = diag < k.lo ? k.lo : diag >= k.hi ? k.hi - 1 : diag;
-  return {b.first, b.n, (k.hi - 1) / N - peak / N};
+  return {k.lo / N * N, (k.hi + N - 1) / N - k.lo / N, (k.hi - 1) / N - peak / N};
 }
 
 // Query rows that see a key of [key0, last] (the backward's query blocks of a key block): row i sees keys
