@@ -130,7 +130,8 @@ std::string sm90_fwd_name(const FwdParams& p) {
   const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k, mods);
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
          (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? short_tag(p, kind) : "") +
-         (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + (build == Sm90Mods::sinks ? ",sinks" : mods ? ",mods" : "") +
+         (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") +
+         (build == Sm90Mods::sinks ? ",sinks" : mods ? ",mods" : "") +
          (build == Sm90Mods::softcap ? ",softcap" : build == Sm90Mods::alibi ? ",alibi" : "") + ">";
 }
 
