@@ -222,7 +222,7 @@ __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Pa
 template <int N, bool kCausal, int kLazy, Sm90Mods kModsBuild = Sm90Mods::off>
 struct Sm90Softmax {
   static constexpr bool kMods = sm90_mods_loop(kModsBuild);
-  static constexpr int kPolyEvery = sm90_poly_every(kModsBuild);  // the exp2s' pairs through poly_exp2 (0: none)
+  static constexpr int kPolyEvery = sm90_poly_every(kModsBuild, kLazy);  // exp2s' pairs through poly_exp2 (0: none)
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;

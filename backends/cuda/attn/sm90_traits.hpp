@@ -189,9 +189,12 @@ constexpr bool sm90_mods_loop(Sm90Mods b) { return b != Sm90Mods::off && b != Sm
 // (16 lanes a cycle an SM), against 14.5 issued instructions (tanh 11, the softmax's FFMA, ex2, row-sum FADD and half
 // a pack); a pair moved to poly_exp2 takes 8 MUFU cycles an element off for 9 more issued. Balanced at a share of
 // 1.5 / 17 = 9%: 12 (4 of d128's 44 pairs a row half, 9.1%). Counted in the PTX of the d128 main kernel (ptxas maps
-// ex2.approx and fma 1:1 to MUFU.EX2 and FFMA).
+// ex2.approx and fma 1:1 to MUFU.EX2 and FFMA). Lazy mode 3's kernels only: d64's mode 4 (no FADD a score) spilled
+// 8 bytes with it in its causal short kernel.
 inline constexpr int kSm90SoftcapPolyEvery = 12;
-constexpr int sm90_poly_every(Sm90Mods b) { return b == Sm90Mods::softcap ? kSm90SoftcapPolyEvery : 0; }
+constexpr int sm90_poly_every(Sm90Mods b, int lazy) {
+  return b == Sm90Mods::softcap && lazy == 3 ? kSm90SoftcapPolyEvery : 0;
+}
 
 // Whether a kernel visits ALiBi's tiles in their own order (sm90_window_blocks' lead) and keeps its lazy reference
 // until each row has met its peak (Sm90Softmax): the ALiBi build's non-causal kernels. Causal tiles start at their
