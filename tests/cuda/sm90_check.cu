@@ -581,6 +581,9 @@ int main(int argc, char** argv) {
         var({2, 300, 500, 4, 2, D, true, causal}, -1, -1, 0.0f, 1, false);
         var({3, 500, 300, 4, 1, D, false, causal}, -1, -1, 0.0f, 2, false);
         var({2, 257, 257, 6, 2, D, true, causal}, -1, -1, 0.0f, 0, true);
+        // Sinks alone run the plain kernels (Sm90Mods::sinks): own blocks, shifted rows and narrow blocks at d64
+        // causal, rows without keys (Sq > Sk causal).
+        var({1, 700, 300, 4, 2, D, !causal, causal}, -1, -1, 0.0f, 0, true);
         var({2, 400, 900, 8, 2, D, D == 64, causal}, 200, 30, 30.0f, 2, true);
         // The lazy rescale (spikes) and S recomputed after P overflowed (a jump at key 5, which rows to 205 see),
         // where the repair must apply the variants again.
@@ -617,6 +620,12 @@ int main(int argc, char** argv) {
     }
     var({1, 200, 9000, 2, 1, 128, true, true}, 2000, -1, 0.0f, 1, true, 6500);
     var({1, 600, 5000, 4, 2, 128, false, false}, 2000, 100, 50.0f, 2, true, 2100);
+    // The softcap build (Sm90Mods::softcap: a share of its exp2s through poly_exp2) in the main kernels: d128 / d256
+    // non-causal past 4096 keys with a sink, d128 causal past 8192 in f16 with a window.
+    for (int D : {128, 256}) var({1, 256, 6000, 4, 2, D, D != 128, false}, -1, -1, 50.0f, 0, true);
+    // Sinks alone in the plain main kernels, in clusters (non-causal past 4096 keys).
+    for (int D : {128, 256}) var({1, 300, 6000, 4, 2, D, D == 128, false}, -1, -1, 0.0f, 0, true);
+    var({1, 200, 9000, 2, 1, 128, false, true}, 2000, -1, 30.0f, 0, false, 6500);
     for (const Case& c : cases) {
       ++total;
       fails += !run(c, rng);
@@ -668,9 +677,13 @@ int main(int argc, char** argv) {
         bench(128, S, 16, causal);
         for (const Case* v : {&cap, &alibi, &sink}) bench(128, S, 16, causal, 1, "_var", false, *v);
       }
-    Case win{};
+    // The window's build at full coverage (a left window of every key: the masks build's loop against the plain
+    // kernel's), then the bar's 4096 keys.
+    Case win{}, full{};
     win.wl = 4096, win.wr = 0;
+    full.wl = 32768, full.wr = -1;
     bench(128, 32768, 16, false);
+    bench(128, 32768, 16, false, 1, "_window_full", false, full);
     bench(128, 32768, 16, false, 1, "_window4096", false, win);
     bench(128, 32768, 16, false, 1, "_window4096_all", false, all);
   } else if (!no_bench) {

@@ -49,7 +49,7 @@ struct Sm90Params {
   int row_shift;  // Sm90Shape::kShiftRows: m-block m starts at row m * kBlockM - row_shift (whole consumers), else 0
   // Sm90Scheduler's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
-  Sm90ModParams mods;  // Sm90Shape::kMods kernels: the variants (last, so the plain kernels' offsets stay)
+  Sm90ModParams mods;  // Sm90Shape::kSinks kernels: the variants (last, so the plain kernels' offsets stay)
 
   void set_sched(const Sm90SchedParams& s) {  // host: the scheduler's fields (sm90_sched_tiles, sm90_sched_order)
     tiles = s.tiles, m_blocks = s.m_blocks, batch_heads = s.batch_heads, heads_q = s.heads_q;
@@ -74,9 +74,9 @@ struct Sm90Ones {
 template <typename T, int N>
 struct Sm90Ones<T, N, false> {};
 
-template <int D, typename T, bool kCausal, Sm90Kind kKind, bool kMods = false>
+template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kModsBuild = Sm90Mods::off>
 struct Sm90Smem {
-  using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
+  using Sh = Sm90Shape<D, kCausal, kKind, kModsBuild>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
@@ -219,15 +219,17 @@ __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Pa
 // max passes by more than kSm90LazyLog2 (one vote), the block exponentiates against it with no shuffles and no corr.
 // m_run then goes stale, which only the move rule reads: a row moves when this block passes the reference, which
 // puts this block's max above every skipped one.
-template <int N, bool kCausal, int kLazy, bool kMods = false>
+template <int N, bool kCausal, int kLazy, Sm90Mods kModsBuild = Sm90Mods::off>
 struct Sm90Softmax {
+  static constexpr bool kMods = sm90_mods_loop(kModsBuild);
+  static constexpr int kPolyEvery = sm90_poly_every(kModsBuild, kLazy);  // exp2s' pairs through poly_exp2 (0: none)
   int seqlen_k, last0;  // row row0 + r of this warp sees keys j <= last0 + r (causal: last0 = row0 + Sk - Sq)
   float scale_log2;
   tile::rv_fl_rows<16> m_run{{{tile::kNegInf, tile::kNegInf}}}, m_use{{{0.0f, 0.0f}}}, l_run{{{0.0f, 0.0f}}}, corr;
   bool rescale = true;
   bool ref_all = false;  // kLazy 3: every row of the warp has a reference (false at a tile's first block)
   // kPeaks: whether every row of the warp has met its ALiBi peak (Sm90RowMods::peak_seen), else always.
-  static constexpr bool kPeaks = sm90_alibi_order(kCausal, kMods);
+  static constexpr bool kPeaks = sm90_alibi_order(kCausal, kModsBuild);
   bool peaked = !kPeaks;
   // kLazy 4 sets a reference kBias above its row max, so that the fast check's P < 2 is P < 2^kSm90LazyBits against
   // the max, as kLazy 3's sums check; a move (P >= kMovePow) puts it kBias above the block's max again.
@@ -252,7 +254,7 @@ struct Sm90Softmax {
     const bool lazy = ref_all && peaked;
     if constexpr (kPeaks) peaked = peaked || mp.peak_seen(key0, last0);
     if (lazy) {
-      tl::exp2_fma_row(s, s, scale_log2, m_use);
+      tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
       // The fast check. kLazy 4: every P < 2 (2^8 past the row max, the reference sitting kBias above it), by one
       // OR a pair. kLazy 3: the lane's block sums of P (which l needs anyway) <= 2^8. bound: this lane's bound on
       // each row's P past the check, the block sum (kLazy 3) or max (kLazy 4).
@@ -343,7 +345,7 @@ struct Sm90Softmax {
         keep &= m_old.v[0][i] != tl::kNegInf && fmaf(mx.v[0][i], scale_log2, -m_use.v[0][i]) <= kSm90LazyLog2 - kBias;
       if (__all_sync(0xffffffffu, keep)) {
         rescale = false;
-        tl::exp2_fma_row(s, s, scale_log2, m_use);
+        tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
         if constexpr (kLazy < 4) tl::row_sum_partial(l_run, s, l_run);
         return;
       }
@@ -364,7 +366,7 @@ struct Sm90Softmax {
     }
     rescale = __any_sync(0xffffffffu, moved);
     ref_all = __all_sync(0xffffffffu, m_run.v[0][0] != tl::kNegInf && m_run.v[0][1] != tl::kNegInf);
-    tl::exp2_fma_row(s, s, scale_log2, m_use);
+    tl::exp2_fma_row<kPolyEvery>(s, s, scale_log2, m_use);
     if constexpr (kLazy < 4) {
       tl::mul(l_run, l_run, corr);
       tl::row_sum_partial(l_run, s, l_run);
@@ -503,8 +505,8 @@ struct Sm90Epilogue {
     }
     // Non-causal kernels recompute the tile: holding it across the main loop cost d64 2%.
     const Sm90Tile et = Sched::kCausal ? tt : sched.tile(t);
-    [[maybe_unused]] tl::rv_fl_rows<16> m_lse = m_use;  // kMods: the LSE's m + log2 l, which a sink joins
-    if constexpr (Sh::kMods) {
+    [[maybe_unused]] tl::rv_fl_rows<16> m_lse = m_use;  // kSinks: the LSE's m + log2 l, which a sink joins
+    if constexpr (Sh::kSinks) {
       if (p.mods.sinks != nullptr) {
         const float sink2 = p.mods.sinks[et.head] * tl::kLog2e;
 #pragma unroll
@@ -524,7 +526,7 @@ struct Sm90Epilogue {
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : ((Sh::kMods ? m_lse : m_use).v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
+        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : ((Sh::kSinks ? m_lse : m_use).v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
       }
     }
   }
@@ -599,7 +601,7 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
     if constexpr (Sh::kDynamic) tn = sched.next(t);
     const Sm90Tile tt = sched.tile(t);
     const Sm90Blocks range = blocks_of(tt);
-    const int n_blocks = range.n, key_base = range.first * N;  // key_base: the lowest block's first key
+    const int n_blocks = range.n, key_base = range.key0;  // key_base: the lowest block's first key
     auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
       return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
     };
@@ -622,17 +624,19 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
   if constexpr (Sh::kDynamic) sched.stop(sm, j);
 }
 
-// kMods: the variants' build (Sm90Shape::kMods): the key blocks a tile's window touches, the variants' scores and
-// masks (Sm90RowMods), sinks in the epilogue.
-template <int D, typename T, bool kCausal, Sm90Kind kKind, bool kMods>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads, 1)
+// kModsBuild: plain, or one of the variants' builds (Sm90Mods): sinks in the epilogue (Sm90Shape::kSinks), and where
+// the build runs the variants' loop (Sm90Shape::kMods) the key blocks a tile's window touches, the variants' scores
+// and masks (Sm90RowMods).
+template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kModsBuild>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThreads, 1)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
+  using Sh = Sm90Shape<D, kCausal, kKind, kModsBuild>;
+  constexpr bool kMods = Sh::kMods;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
   extern __shared__ char smem_raw[];
-  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind, kMods>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind, kModsBuild>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
 
   const int wg = tl::warp_uniform(tl::warpgroup::index());
@@ -699,14 +703,14 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kMods>::kThreads,
     const Sm90Blocks range = blocks_of(tt);
     const int n_all = range.n, qb = j % Sh::kQBufs;
     if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
-    Sm90Softmax<N, kCausal, Sh::kLazy, kMods> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    Sm90Softmax<N, kCausal, Sh::kLazy, kModsBuild> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
     // What the softmax's masks take: the tile's variants (kMods), or nothing (a member of the softmax changed the
     // plain kernels' code).
-    const auto mp = sm90_row_mods<kMods>(p.mods, tt.batch, tt.head);
+    const auto mp = sm90_row_mods<kModsBuild>(p.mods, tt.batch, tt.head);
     wait_q(j);
     const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
-    const int key_base = range.first * N;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
+    const int key_base = range.key0;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
     auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
       return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
     };

@@ -14,6 +14,7 @@
 #include "attn/sm80_dispatch.hpp"
 #include "attn/sm80_traits.hpp"
 #include "attn/sm90_decode.hpp"
+#include "attn/sm90_mods.cuh"
 #include "attn/sm90_traits.hpp"
 #include "tile/base.cuh"
 #include "tile/gl.cuh"
@@ -105,7 +106,7 @@ std::string short_tag(const FwdParams& p, Sm90Kind kind) {
   const Sm90Kernel s = sm90_kernel(d, p.causal, kind);
   const Sm90Kernel main = sm90_kernel(d, p.causal, sm90_has_kernel(d, p.causal, Sm90Kind::main) ? Sm90Kind::main
                                                                                                 : Sm90Kind::short_seq);
-  const bool plain = !p.has_variant();  // the variants' build has no own blocks, shifted rows, narrow blocks
+  const bool plain = !sm90_mods_loop(sm90_fwd_build(p));  // the variants' loop: no own blocks, shifted or narrow
   return (s.consumers != main.consumers ? ",c" + std::to_string(s.consumers) : "") +
          (s.o == Sm90O::staged ? ",ostage" : "") + (s.own_blocks && plain ? ",own" : "") +
          (s.q_prefetch ? ",qpf" : "") + (s.shift_rows && plain ? ",shift" : "") +
@@ -115,17 +116,23 @@ std::string short_tag(const FwdParams& p, Sm90Kind kind) {
 }
 }  // namespace
 
-// ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch); ",mods": the variants' build (Sm90Shape::kMods).
+// ",clusterN": a launch in clusters of N CTAs (sm90_cluster_launch); the variants' build (Sm90Mods): ",sinks" (the
+// plain kernel with the sinks), or ",mods" (the variants' loop, Sm90Shape::kMods) with ",softcap" or ",alibi" where it
+// is that build.
 std::string sm90_fwd_name(const FwdParams& p) {
   if (decode_ok(p))
     return "sm90_decode<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
            (p.causal ? ",causal" : "") + (p.layout == Layout::Paged ? ",paged" : "") +
            (p.has_variant() ? ",mods" : "") + ",splitkv" + std::to_string(sm90::decode_plan(p).splits) + ">";
-  const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr, p.has_variant());
-  const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k, p.has_variant());
+  const Sm90Mods build = sm90_fwd_build(p);
+  const bool mods = sm90_mods_loop(build);
+  const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr, mods);
+  const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k, mods);
   return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
          (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? short_tag(p, kind) : "") +
-         (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") + (p.has_variant() ? ",mods" : "") + ">";
+         (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") +
+         (build == Sm90Mods::sinks ? ",sinks" : mods ? ",mods" : "") +
+         (build == Sm90Mods::softcap ? ",softcap" : build == Sm90Mods::alibi ? ",alibi" : "") + ">";
 }
 
 bool sm90_fwd_persistent(const FwdParams& p) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "attn/fwd_params.hpp"
+#include "attn/sm90_traits.hpp"
 #include "tile/tile.cuh"
 
 namespace flashtile::cuda {
@@ -42,6 +43,12 @@ inline Sm90ModParams sm90_mod_params(const FwdParams& f) {
   return m;
 }
 
+// The forward build a call runs (Sm90Mods; the launch layer's choice, and the kernel's name).
+inline Sm90Mods sm90_fwd_build(const FwdParams& f) {
+  return sm90_mods_build(f.window_left >= 0 || f.window_right >= 0, f.softcap > 0, f.alibi_slopes != nullptr,
+                         f.sinks != nullptr);
+}
+
 // A range [lo, hi) of keys or query rows; empty: hi <= lo.
 struct Sm90Span {
   int lo, hi;
@@ -58,34 +65,37 @@ __host__ __device__ __forceinline__ Sm90Span sm90_window_keys(const Sm90ModParam
   return {lo, hi};
 }
 
-// The K/V blocks of N keys a tile visits: first, first + 1, .., first + n - 1 (n = 0: no key), from the highest down,
-// or (lead > 0) from the lead-th below the highest down to the first, then from the highest down to the rest.
+// The K/V blocks of N keys a tile visits, starting at keys key0, key0 + N, .., key0 + (n - 1) N (n = 0: no key), from
+// the highest down, or (lead > 0) from the lead-th below the highest down to the first, then from the highest down to
+// the rest.
 struct Sm90Blocks {
-  int first, n;
+  int key0, n;
   int lead = 0;
 };
 // The first key of the block at visit position it (0 .. n - 1).
 template <int N>
 __host__ __device__ __forceinline__ int sm90_block_key(const Sm90Blocks& b, int it) {
   const int o = b.n - 1 - b.lead - it;
-  return (b.first + (o < 0 ? o + b.n : o)) * N;
+  return b.key0 + (o < 0 ? o + b.n : o) * N;
 }
 // ALiBi's tiles start at the block holding their last row's diagonal (clipped to the keys they see), the peak of
 // that row's bias: going down from it, each row meets its own peak within the first blocks (those its tile's
 // diagonals span), past which its bias only falls and the lazy reference holds (Sm90Softmax::peaked). Visited from
 // the highest block, a non-causal row's maximum instead rose by slope · N a block up to its diagonal, past the
 // reference every time: P overflowed and each such block was computed again (sm90_redo_s), 12x the plain kernel's
-// time at 4k. The non-causal kernels only (sm90_alibi_order); causal tiles come out with lead 0.
+// time at 4k. The ALiBi build's non-causal kernels only (sm90_alibi_order); causal tiles come out with lead 0.
+// Without ALiBi the blocks start at the tile's first key, not at a multiple of N: a window's span of keys then takes
+// ceil(span / N) blocks, where blocks on multiples of N took one more in most tiles (4096 keys at 32k: 25 for 24, 4%;
+// TMA loads from any key, zero past Sk, and the masks cover the keys past the window).
 template <int N>
 __host__ __device__ __forceinline__ Sm90Blocks sm90_window_blocks(const Sm90ModParams& m, int r0, int r1, int sq,
                                                                   int sk) {
   const Sm90Span k = sm90_window_keys(m, r0, r1, sq, sk);
   if (k.hi <= k.lo) return {0, 0};
-  const Sm90Blocks b{k.lo / N, (k.hi + N - 1) / N - k.lo / N};
-  if (m.alibi == nullptr) return b;
+  if (m.alibi == nullptr) return {k.lo, (k.hi - k.lo + N - 1) / N};
   const int diag = (r1 < sq ? r1 : sq) - 1 + sk - sq;  // the last row's (rows past Sq have no peak)
   const int peak = diag < k.lo ? k.lo : diag >= k.hi ? k.hi - 1 : diag;
-  return {b.first, b.n, (k.hi - 1) / N - peak / N};
+  return {k.lo / N * N, (k.hi + N - 1) / N - k.lo / N, (k.hi - 1) / N - peak / N};
 }
 
 // Query rows that see a key of [key0, last] (the backward's query blocks of a key block): row i sees keys
@@ -105,8 +115,12 @@ __device__ __forceinline__ float sm90_alibi_slope(const Sm90ModParams& m, int ba
 
 // One tile's variants for the softmax's masks (Sm90Softmax::mask): the score function and the masks of the kernel's
 // Sm90ModParams (softcap's tanh: tile::tanh_exp2), read where it lies (held in registers through the loop, its fields
-// spilled d128), and ALiBi's slope of the tile's (batch, head) on raw scores.
+// spilled d128), and ALiBi's slope of the tile's (batch, head) on raw scores. kBuild (Sm90Mods): the parts of the
+// score function that this build compiles (masks: none; softcap: the tanh; alibi: both).
+template <Sm90Mods kBuild>
 struct Sm90RowMods {
+  static constexpr bool kSoftcap = kBuild == Sm90Mods::softcap || kBuild == Sm90Mods::alibi;
+  static constexpr bool kAlibi = kBuild == Sm90Mods::alibi;
   const Sm90ModParams& m;
   float slope;
 
@@ -115,11 +129,11 @@ struct Sm90RowMods {
   template <int NW>
   __device__ __forceinline__ void apply(tile::rt_fl<16, NW>& s, int key0, int diag0, int sk) const {
     namespace tl = flashtile::tile;
-    if (m.cap_exp2 != 0.0f) {
+    if (kSoftcap && m.cap_exp2 != 0.0f) {
       const float in = m.cap_exp2, out = m.cap_raw;
       tl::map(s, [&](int, int, float x) { return tl::tanh_exp2(x * in, out); });
     }
-    if (slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
+    if (kAlibi && slope != 0.0f) {  // x - slope · |i + Sk - Sq - j|
       // The distance as the lane's part of this block plus a constant an element: per-element (row - col) values
       // are loop-invariant, and ptxas kept them all in registers (spilled d128).
       const int lane = tl::lane_id();
@@ -178,11 +192,11 @@ struct Sm90RowMods {
 };
 // Plain kernels' stand-in (no members).
 struct Sm90NoMods {};
-// A tile's Sm90RowMods where kOn, else the stand-in.
-template <bool kOn>
+// A tile's Sm90RowMods of build kBuild, or (no variants' loop) the stand-in. Only the ALiBi build reads a slope.
+template <Sm90Mods kBuild>
 __device__ __forceinline__ auto sm90_row_mods(const Sm90ModParams& m, int batch, int head) {
-  if constexpr (kOn) return Sm90RowMods{m, sm90_alibi_slope(m, batch, head)};
-  else return Sm90NoMods{};
+  if constexpr (!sm90_mods_loop(kBuild)) return Sm90NoMods{};
+  else return Sm90RowMods<kBuild>{m, kBuild == Sm90Mods::alibi ? sm90_alibi_slope(m, batch, head) : 0.0f};
 }
 
 // The sink of head `head` joins the row's denominator (m: the row's reference, l its sum of exp2(s - m), both exp2

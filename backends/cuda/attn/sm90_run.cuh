@@ -51,8 +51,9 @@ bool sm90_sched_order(Sm90SchedParams& s, const FwdParams& f, int cluster, int c
   return dynamic;
 }
 
-// Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas; kMods: the variants' build).
-template <int D, typename T, bool kCausal, Sm90Kind kKind, bool kMods>
+// Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas; kMods: plain or one of the
+// variants' builds).
+template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kMods>
 void sm90_run(const FwdParams& f, int ctas_forced) {
   using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
   static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind, kMods>) + 1024 <= Sh::kSmemBytes, "smem budget");
@@ -87,7 +88,7 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
   p.q_sb = f.q_sb, p.q_ss = f.q_ss, p.q_sh = f.q_sh, p.k_sb = f.k_sb, p.k_ss = f.k_ss, p.k_sh = f.k_sh;
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
-  if constexpr (kMods) p.mods = sm90_mod_params(f);
+  if constexpr (Sh::kSinks) p.mods = sm90_mod_params(f);
   Sm90SchedParams sched = sm90_sched_tiles<Sh>(f, cluster);
 
   auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind, kMods>;
@@ -145,15 +146,16 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
 
 // The launch layer's second half (sm90_launch.cu maps head dim and dtype to this; instantiated in
 // sm90_fwd_d{64,128,256}.cu): causality, and the small or short kernel where sm90_kind says so (their *_lse kinds for
-// calls with an LSE, where the table has them), each plain or with the variants (kMods: FwdParams::has_variant). Only
-// the kernels sm90_kind can pick are instantiated.
-template <int D, typename T, bool kCausal, bool kMods>
+// calls with an LSE, where the table has them), each plain or in one of the variants' builds (kMods: sm90_dispatch's
+// Sm90Mods). Only the kernels sm90_kind can pick are instantiated.
+template <int D, typename T, bool kCausal, Sm90Mods kMods>
 void sm90_run_short(const FwdParams& f, int ctas) {
   constexpr Sm90Launch kL = sm90_launch_config(D, kCausal);
   constexpr int kSmall = kL.small_max_sk, kMax = kL.short_max_sk;
   constexpr bool kLse = sm90_lse_kinds(D, kCausal);
-  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k, f.lse != nullptr, kMods);
-  if constexpr (kSmall > 0 && !kMods) {
+  constexpr bool kVariant = sm90_mods_loop(kMods);
+  const Sm90Kind kind = sm90_kind(D, kCausal, f.seqlen_k, f.lse != nullptr, kVariant);
+  if constexpr (kSmall > 0 && !kVariant) {
     if (kind == Sm90Kind::small) return sm90_run<D, T, kCausal, Sm90Kind::small, kMods>(f, ctas);
     if constexpr (kLse) if (kind == Sm90Kind::small_lse) return sm90_run<D, T, kCausal, Sm90Kind::small_lse, kMods>(f, ctas);
   }
@@ -163,11 +165,21 @@ void sm90_run_short(const FwdParams& f, int ctas) {
   }
   if constexpr (kMax < kSm90Always) sm90_run<D, T, kCausal, Sm90Kind::main, kMods>(f, ctas);
 }
+// The launch layer's choice of build (sm90_mods_build): each variant call runs the build with only its own code.
+template <int D, typename T, bool kCausal>
+void sm90_run_mods(const FwdParams& f, int ctas) {
+  switch (sm90_fwd_build(f)) {
+    case Sm90Mods::off: return sm90_run_short<D, T, kCausal, Sm90Mods::off>(f, ctas);
+    case Sm90Mods::sinks: return sm90_run_short<D, T, kCausal, Sm90Mods::sinks>(f, ctas);
+    case Sm90Mods::masks: return sm90_run_short<D, T, kCausal, Sm90Mods::masks>(f, ctas);
+    case Sm90Mods::softcap: return sm90_run_short<D, T, kCausal, Sm90Mods::softcap>(f, ctas);
+    case Sm90Mods::alibi: return sm90_run_short<D, T, kCausal, Sm90Mods::alibi>(f, ctas);
+  }
+}
 template <int D, typename T>
 void sm90_dispatch(const FwdParams& f, int ctas) {
-  const bool mods = f.has_variant();
-  if (f.causal) mods ? sm90_run_short<D, T, true, true>(f, ctas) : sm90_run_short<D, T, true, false>(f, ctas);
-  else mods ? sm90_run_short<D, T, false, true>(f, ctas) : sm90_run_short<D, T, false, false>(f, ctas);
+  if (f.causal) sm90_run_mods<D, T, true>(f, ctas);
+  else sm90_run_mods<D, T, false>(f, ctas);
 }
 
 }  // namespace flashtile::cuda

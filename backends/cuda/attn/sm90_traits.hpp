@@ -168,25 +168,55 @@ constexpr int sm90_cluster_launch(int d, bool causal, int seqlen_k, bool mods = 
   return !causal && !mods && !sm90_short_kernel(d, causal, seqlen_k) && seqlen_k > c.cluster_min_sk ? c.cluster : 1;
 }
 
+// A kernel's build for a call's variants (the launch layer's choice, sm90_mods_build): plain; sinks (alone: the plain
+// kernel, clusters, small kernels and all, with the sink joining each row's sum in the epilogue); masks (windows, and
+// sinks with them: no score function, so a block inside every row's window runs the plain kernel's per-element code);
+// softcap (its tanh, and a share of the softmax's ex2 on the FMA pipe: kSm90SoftcapPolyEvery); alibi (ALiBi, softcap
+// with it too, and ALiBi's block order where non-causal). Each build carries only its own code in the loop: ALiBi's
+// order in every variant call cost sinks 3-5% (2026-12-03_h200_variant_speed).
+enum class Sm90Mods : int { off, sinks, masks, softcap, alibi };
+constexpr Sm90Mods sm90_mods_build(bool window, bool softcap, bool alibi, bool sinks) {
+  return alibi     ? Sm90Mods::alibi
+         : softcap ? Sm90Mods::softcap
+         : window  ? Sm90Mods::masks
+         : sinks   ? Sm90Mods::sinks
+                   : Sm90Mods::off;
+}
+// Whether a build runs the variants' loop (windows' key ranges, the score function, the masks: Sm90Shape::kMods).
+constexpr bool sm90_mods_loop(Sm90Mods b) { return b != Sm90Mods::off && b != Sm90Mods::sinks; }
+// The softcap build sends every kSm90SoftcapPolyEvery-th register pair of the softmax's exp2 through tile::poly_exp2
+// (0: none). Softcap's scores take two MUFU ops (tanh's ex2, the softmax's), 16 MUFU cycles a warp's 32 scores
+// (16 lanes a cycle an SM), against 14.5 issued instructions (tanh 11, the softmax's FFMA, ex2, row-sum FADD and half
+// a pack); a pair moved to poly_exp2 takes 8 MUFU cycles an element off for 9 more issued. Balanced at a share of
+// 1.5 / 17 = 9%: 12 (4 of d128's 44 pairs a row half, 9.1%). Counted in the PTX of the d128 main kernel (ptxas maps
+// ex2.approx and fma 1:1 to MUFU.EX2 and FFMA). Lazy mode 3's kernels only: d64's mode 4 (no FADD a score) spilled
+// 8 bytes with it in its causal short kernel.
+inline constexpr int kSm90SoftcapPolyEvery = 12;
+constexpr int sm90_poly_every(Sm90Mods b, int lazy) {
+  return b == Sm90Mods::softcap && lazy == 3 ? kSm90SoftcapPolyEvery : 0;
+}
+
 // Whether a kernel visits ALiBi's tiles in their own order (sm90_window_blocks' lead) and keeps its lazy reference
-// until each row has met its peak (Sm90Softmax): the variants' non-causal kernels. Causal tiles start at their rows'
-// peaks anyway (lead 0), and there a row with a reference has met its peak.
-constexpr bool sm90_alibi_order(bool causal, bool mods) { return mods && !causal; }
+// until each row has met its peak (Sm90Softmax): the ALiBi build's non-causal kernels. Causal tiles start at their
+// rows' peaks anyway (lead 0), and there a row with a reference has met its peak.
+constexpr bool sm90_alibi_order(bool causal, Sm90Mods mods) { return mods == Sm90Mods::alibi && !causal; }
 
 // Named barriers (bar.sync ids; 0 is __syncthreads'): pingpong's two turns, then one a consumer for O's TMA store.
 enum Sm90Bar : int { kSm90BarTurn0 = 1, kSm90BarTurn1 = 2, kSm90BarOStore0 = 3 /* ..5 */ };
 
-// The compile-time constants of one kernel of the tables. kMods: the variants' build (sm90_mods.cuh) of the same
-// kernel, without the parts that assume a causal or full key range per row (own blocks, shifted rows, narrow first
-// blocks) or that two tiles share their K/V blocks (clusters).
-template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main, bool kMods_ = false>
+// The compile-time constants of one kernel of the tables. kMods: the variants' loop (kModsBuild: sm90_mods_loop,
+// sm90_mods.cuh) in the same kernel, without the parts that assume a causal or full key range per row (own blocks,
+// shifted rows, narrow first blocks) or that two tiles share their K/V blocks (clusters).
+template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main, Sm90Mods kModsBuild_ = Sm90Mods::off>
 struct Sm90Shape {
   static constexpr Sm90Kernel kK = sm90_kernel(D, kCausal, kKind);
   static constexpr Sm90Launch kL = sm90_launch_config(D, kCausal);
   static_assert(kK.d == D && kL.d == D, "no row of kSm90Kernels / kSm90Launches for this kernel");
   static constexpr bool kShort = kKind != Sm90Kind::main;
-  static constexpr bool kMods = kMods_;
-  static constexpr bool kAlibiOrder = sm90_alibi_order(kCausal, kMods);
+  static constexpr Sm90Mods kModsBuild = kModsBuild_;
+  static constexpr bool kMods = sm90_mods_loop(kModsBuild);
+  static constexpr bool kSinks = kModsBuild != Sm90Mods::off;  // every variant build joins sinks in the epilogue
+  static constexpr bool kAlibiOrder = sm90_alibi_order(kCausal, kModsBuild);
   static constexpr int kHeadDim = D;
   static constexpr int kConsumers = kK.consumers;
   static constexpr int kBlockN = kK.block_n;

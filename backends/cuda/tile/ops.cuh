@@ -84,13 +84,17 @@ __device__ __forceinline__ float fast_exp2(float x) {
 }
 
 // 1 / d for 1 <= d < 2^126 (NaN stays NaN) on the FMA and integer pipes: a first guess from the bits (relative error
-// 5%), then three Newton steps r += r (1 - d r), each squaring the error: 2^-24 relative, as MUFU's rcp.approx.
+// 5.05%), then one Newton step r += r e, e = 1 - d r (the error squared: 2.6e-3), and one third-order step
+// r += r (e + e²) (cubed): 7.6e-8 relative over [1, 2^32], as MUFU's rcp.approx; five FFMAs where three Newton steps
+// took six (softcap's tanh is issue-bound beside its two MUFU ops a score). The third-order step first spilled the
+// d256 variants' kernels (40 bytes).
 __host__ __device__ __forceinline__ float rcp_fma(float d) {
   constexpr std::uint32_t kGuess = 0x7EF311C3u;  // kGuess - bits(d): the exponent negated, the mantissa ~linearly
   float r = std::bit_cast<float>(kGuess - std::bit_cast<std::uint32_t>(d));
-#pragma unroll
-  for (int i = 0; i < 3; ++i) r = fmaf(r, fmaf(-d, r, 1.0f), r);
-  return r;
+  float e = fmaf(-d, r, 1.0f);
+  r = fmaf(r, e, r);
+  e = fmaf(-d, r, 1.0f);
+  return fmaf(r, fmaf(e, e, e), r);
 }
 
 // a · tanh from e = 2^y: a - 2a / (e + 1), the reciprocal by rcp_fma (e >= 0, <= 2^kTanhMaxY).
