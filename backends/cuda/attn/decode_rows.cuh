@@ -77,7 +77,7 @@ __device__ __forceinline__ void decode_step(DecodeAcc<D>& a, QF&& q, const KT& s
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     rt<T, kN, 16> kt;
-    load(kt, sk, 0, kk * 16);
+    load_b(kt, sk, 0, kk * 16);
     mma_ABt(s, q(kk), kt, s);
   }
   if constexpr (Mods) {  // every tile: the packed rows differ in head (slope) and window

@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       rt<T, kN, 16> kt;
-      load(kt, sk, 0, kk * 16);
+      load_b(kt, sk, 0, kk * 16);
       if constexpr (Tr::kQInRegs) {
         mma_ABt(s, qr[kk], kt, s);
       } else {

@@ -25,6 +25,7 @@
 // Memory:
 //   load(d, st, r0, c0)        shared (st or sp) -> registers with ldmatrix (row layout: .x4; col: .x4.trans, i.e.
 //                               d = the K x N tile of st rows r0.., cols c0.. read as B of A·B).
+//   load_b(d, st, r0, c0)      a row tile read as mma_ABt's B (registers ordered as HMMA pairs them).
 //   load_async<NT>(st, g, row_stride, valid_rows, tid)   global -> shared, 16-byte cp.async by NT threads; rows
 //                               >= valid_rows are zero-filled. Then cp_async_commit() / cp_async_wait<N>().
 //   store(g, row_stride, t, valid_rows)                  registers -> global (converting to the pointer's type);
@@ -385,13 +386,20 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
                : "r"(addr));
 }
 
-// Row layout: the R x C register tile = st rows r0.., cols c0...
-template <typename T, int R, int C, typename S>
+// ldmatrix.x4 fills four consecutive registers, register m from the 8x8 matrix lanes 8m..8m+7 address. A base tile
+// read as an A operand wants them in its pair order v[0..3]; read as a B operand, each 8-wide n block's two k halves
+// (v[0], v[2] and v[1], v[3]) must sit in adjacent registers, the pair HMMA reads, so B tiles take the matrices in
+// the order v[0], v[2], v[1], v[3]: the same values without two register moves before every mma (ncu: the A order
+// cost sm80's forward 227M moves a 4 x 4k x 16-head call).
+__device__ __forceinline__ constexpr int ldsm_pair(int m, bool b_order) { return b_order ? (m & 1) << 1 | m >> 1 : m; }
+
+// Row layout: the R x C register tile = st rows r0.., cols c0..; kB: the tile is mma_ABt's B operand (load_b).
+template <bool kB = false, typename T, int R, int C, typename S>
   requires is_shared_tile_v<S> && std::is_same_v<typename S::dtype, T>
 __device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const S& s, int r0, int c0) {
   const int lane = lane_id();
-  const int m = lane >> 3;  // which 8x8 matrix this lane addresses: v[m]
-  const int rr = (m & 1) * 8 + (lane & 7), cc = (m >> 1) * 8;
+  const int q = ldsm_pair(lane >> 3, kB);  // the pair this lane's matrix fills: rows (q & 1) * 8, cols (q >> 1) * 8
+  const int rr = (q & 1) * 8 + (lane & 7), cc = (q >> 1) * 8;
 #pragma unroll
   for (int i = 0; i < R / 16; ++i)
 #pragma unroll
@@ -399,16 +407,22 @@ __device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const S& s, in
       std::uint32_t r[4];
       ldmatrix_x4(r, s.addr() + S::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
 #pragma unroll
-      for (int q = 0; q < 4; ++q) d.v[i][j][q] = *reinterpret_cast<packed_t<T>*>(&r[q]);
+      for (int m = 0; m < 4; ++m) d.v[i][j][ldsm_pair(m, kB)] = *reinterpret_cast<packed_t<T>*>(&r[m]);
     }
 }
-// Col layout: the R x C (K x N) register tile = st rows r0.. (K), cols c0.. (N), transposed while loading.
+// A row tile read as mma_ABt's B operand (N x K: e.g. K for S = Q·Kᵀ).
+template <typename T, int R, int C, typename S>
+__device__ __forceinline__ void load_b(rt<T, R, C, layout::row>& d, const S& s, int r0, int c0) {
+  load<true>(d, s, r0, c0);
+}
+// Col layout: the R x C (K x N) register tile = st rows r0.. (K), cols c0.. (N), transposed while loading; always a
+// B operand (mma_AB), so in the B order: pair v[q] holds k rows (q >> 1) * 8, n cols (q & 1) * 8.
 template <typename T, int R, int C, typename S>
   requires is_shared_tile_v<S> && std::is_same_v<typename S::dtype, T>
 __device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const S& s, int r0, int c0) {
   const int lane = lane_id();
-  const int m = lane >> 3;
-  const int rr = (m >> 1) * 8 + (lane & 7), cc = (m & 1) * 8;
+  const int q = ldsm_pair(lane >> 3, true);
+  const int rr = (q >> 1) * 8 + (lane & 7), cc = (q & 1) * 8;
 #pragma unroll
   for (int i = 0; i < R / 16; ++i)
 #pragma unroll
@@ -416,7 +430,7 @@ __device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const S& s, in
       std::uint32_t r[4];
       ldmatrix_x4_trans(r, s.addr() + S::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
 #pragma unroll
-      for (int q = 0; q < 4; ++q) d.v[i][j][q] = *reinterpret_cast<packed_t<T>*>(&r[q]);
+      for (int m = 0; m < 4; ++m) d.v[i][j][ldsm_pair(m, true)] = *reinterpret_cast<packed_t<T>*>(&r[m]);
     }
 }
 
