@@ -10,7 +10,7 @@ rm -rf "$bundle"
 mkdir -p "$bundle"
 # The library (all its soname links) and every executable we know, wherever the build put them.
 find "$build" -path '*/CMakeFiles' -prune -o \( -name 'libflashtile.so*' \) -print | while read -r f; do cp -a "$f" "$bundle/"; done
-for exe in flashtile flashtile_tests flashtile_c_api_test flashtile_bench ring_nccl_check cuda_sm80_check cuda_sm80_bwd_check cuda_sm80_serving_check tile_tests sm90_check sm90_bwd_check \
+for exe in flashtile flashtile_tests flashtile_c_api_test flashtile_bench ring_nccl_check cuda_sm80_check cuda_sm80_bwd_check cuda_sm80_serving_check sm90_serving_check tile_tests sm90_check sm90_bwd_check \
            example_vulkan_interop example_basic vulkan_validation_check; do
   f=$(find "$build" -path '*/CMakeFiles' -prune -o -type f -name "$exe" -perm -u+x -print | head -n1)
   [ -n "$f" ] && cp "$f" "$bundle/"

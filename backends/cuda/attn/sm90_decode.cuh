@@ -143,8 +143,12 @@ __global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
 
   // Tiles are numbered across the CTA's items (g): stage g % kStages, phase g / kStages, key group g % C; so the
   // barriers' phases run on from item to item and a stage still belongs to one key group.
-  if (w == kDecodeConsumers) {  // ---- producer: one lane, running ahead into the next item's tiles ----
-    if (lane != 0) return;
+  if (w == kDecodeConsumers) {  // ---- producer: one lane (paged: a lane a box), running ahead into the next item's tiles ----
+    // Paged: lane j issues the tile's j-th box, its page looked up before the stage's wait, all lanes' lookups in one
+    // load: one lane looking up each box's page in turn, after the previous box's copy, left pages of 16 keys at half
+    // the copy rate (bench/results/2026-12-03_h200_sm90_decode_persistent).
+    const int boxes = L == Layout::Paged ? kN / dp.box_rows : 1;
+    if (lane >= boxes) return;
     prefetch(&dp.k_map);
     prefetch(&dp.v_map);
     int g = 0;
@@ -156,22 +160,27 @@ __global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
       const sm80::TileRange tr = sm80::split_tiles<kN>(r, it.split, a.splits);
       for (int i = tr.begin; i < tr.end; ++i, ++g) {
         const int s = g % kStages;
-        wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
-        arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
         const std::int64_t n0 = std::int64_t(i) * kN;
-        for (int r0 = 0; r0 < kN; r0 += dp.box_rows) {
-          // Dense: rows of batch b (past Sk: zeros). Paged: the page holding the box (one past the sequence reads the
-          // last key's page; its V rows are zeroed by the consumers), its slot a multiple of the box.
-          int row = int(n0) + r0, outer = it.b;
-          if constexpr (L == Layout::Paged) {
-            const sm80::PageSlot ps = sm80::page_slot(p, bt, sm80::imin(n0 + r0, r.sk - 1));
-            row = int(ps.slot) / dp.box_rows * dp.box_rows, outer = int(ps.page);
-          }
+        auto copy = [&](int r0, int row, int outer) {
 #pragma unroll
           for (int cb = 0; cb < Smem::KV::kBlocks; ++cb) {
             tma_load_4d(sm.k[s].block_addr(cb, r0), &dp.k_map, sm.full[s].addr(), cb * 64, row, it.hk, outer);
             tma_load_4d(sm.v[s].block_addr(cb, r0), &dp.v_map, sm.full[s].addr(), cb * 64, row, it.hk, outer);
           }
+        };
+        if constexpr (L == Layout::Paged) {
+          // The page holding this lane's box (one past the sequence reads the last key's page; its V rows are zeroed
+          // by the consumers), its slot a multiple of the box.
+          const int r0 = lane * dp.box_rows;
+          const sm80::PageSlot ps = sm80::page_slot(p, bt, sm80::imin(n0 + r0, r.sk - 1));
+          wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
+          if (lane == 0) arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
+          __syncwarp(boxes >= 32 ? ~0u : (1u << boxes) - 1u);  // the expected bytes before any box's completion
+          copy(r0, int(ps.slot) / dp.box_rows * dp.box_rows, int(ps.page));
+        } else {  // rows of batch b (past Sk: zeros)
+          wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
+          arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
+          copy(0, int(n0), it.b);
         }
       }
     }

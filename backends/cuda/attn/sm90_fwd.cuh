@@ -50,6 +50,10 @@ struct Sm90Params {
   // Sm90Scheduler's divisors: batch_heads, m_blocks, heads_q, head_group and head_group * m_blocks (1 where unused).
   tile::fastdiv div_bh, div_m, div_heads, div_group, div_per;
   Sm90ModParams mods;  // Sm90Shape::kSinks kernels: the variants (last, so the plain kernels' offsets stay)
+  // Varlen kernels (Sm90Shape::kVarlen): sequence b's query rows and keys from cu_q[b], cu_k[b] of the packed q / k
+  // (seqlen_q / seqlen_k are then the longest sequence's, which size the grid); lse is [Hq, total_q].
+  const std::int32_t *cu_q, *cu_k;
+  int total_q, total_k;
 
   void set_sched(const Sm90SchedParams& s) {  // host: the scheduler's fields (sm90_sched_tiles, sm90_sched_order)
     tiles = s.tiles, m_blocks = s.m_blocks, batch_heads = s.batch_heads, heads_q = s.heads_q;
@@ -57,6 +61,24 @@ struct Sm90Params {
     div_bh = s.div_bh, div_m = s.div_m, div_heads = s.div_heads, div_group = s.div_group, div_per = s.div_per;
   }
 };
+
+// Where tile rows of one sequence live: b, the tensors' batch index; q0 / k0, its first query row and key in the
+// packed varlen tensors (0 when dense); sq / sk, its query rows and keys. Varlen offsets come from device tables the
+// host never reads: each is clamped into [0, total], so hostile tables give wrong numbers for their sequence, never
+// an access outside the tensors (TMA clips the rest).
+struct Sm90Seq {
+  int b, q0, k0, sq, sk;
+};
+template <Layout L, typename P>
+__device__ __forceinline__ Sm90Seq sm90_seq(const P& p, int batch) {
+  if constexpr (L == Layout::Varlen) {
+    const int q0 = min(max(p.cu_q[batch], 0), p.total_q), k0 = min(max(p.cu_k[batch], 0), p.total_k);
+    const int q1 = min(max(p.cu_q[batch + 1], q0), p.total_q), k1 = min(max(p.cu_k[batch + 1], k0), p.total_k);
+    return {0, q0, k0, min(q1 - q0, p.seqlen_q), k1 - k0};
+  } else {
+    return {batch, 0, 0, p.seqlen_q, p.seqlen_k};
+  }
+}
 
 // Staged O's buffers (Sm90Shape::kOStage): kB tiles of one consumer's rows; none otherwise.
 template <typename T, int D, int kB>
@@ -74,9 +96,10 @@ struct Sm90Ones {
 template <typename T, int N>
 struct Sm90Ones<T, N, false> {};
 
-template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kModsBuild = Sm90Mods::off>
+template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kModsBuild = Sm90Mods::off,
+          Layout L = Layout::Dense>
 struct Sm90Smem {
-  using Sh = Sm90Shape<D, kCausal, kKind, kModsBuild>;
+  using Sh = Sm90Shape<D, kCausal, kKind, kModsBuild, L>;
   tile::st<T, Sh::kBlockM, D> q[Sh::kQBufs];
   tile::st<T, Sh::kBlockN, D> k[Sh::kStages];
   tile::st<T, Sh::kBlockN, D> v[Sh::kStages];
@@ -172,14 +195,16 @@ __device__ __forceinline__ int sm90_skip_blocks(unsigned g0, Smem& sm, int tile_
 // kLazy 3's repair after P overflowed (a block far past a row's reference, S gone): the warp's 16 rows of
 // S = Q·Kᵀ for keys key0.. again, by mma.sync from global memory, 8 keys at a time. Not wgmma: ptxas serializes
 // every wgmma of a kernel where only some paths issue one. Rows of tile u outside [0, Sq) (shifted rows) give zeros.
-template <int D, typename T, int NW>
+template <int D, Layout L, typename T, int NW>
 __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Params<T>& p, const Sm90Tile& u,
                                             int consumer, int warp, int key0) {
+  const Sm90Seq sq = sm90_seq<L>(p, u.batch);
   const int lane = tile::lane_id(), g = lane >> 2, c = 2 * (lane & 3), row = u.row0 + consumer * kSm90Rows + warp * 16 + g;
-  const T* q0 = p.q + u.batch * p.q_sb + u.head * p.q_sh + static_cast<std::int64_t>(row) * p.q_ss + c;
+  const T* q0 = p.q + sq.b * p.q_sb + u.head * p.q_sh + static_cast<std::int64_t>(sq.q0 + row) * p.q_ss + c;
   const T* q8 = q0 + 8 * p.q_ss;
-  const T* k = p.k + u.batch * p.k_sb + u.head / p.group * p.k_sh + c;
-  const bool v0 = row >= 0 && row < p.seqlen_q, v8 = row + 8 >= 0 && row + 8 < p.seqlen_q;
+  const T* k = p.k + sq.b * p.k_sb + u.head / p.group * p.k_sh + static_cast<std::int64_t>(sq.k0) * p.k_ss + c;
+  const int rows = L == Layout::Varlen ? sq.sq : p.seqlen_q;  // read here (dense): as vk below
+  const bool v0 = row >= 0 && row < rows, v8 = row + 8 >= 0 && row + 8 < rows;
   auto pair = [](bool valid, const T* at) { return valid ? *reinterpret_cast<const std::uint32_t*>(at) : 0u; };
   // An m16n8k16 at a time, fragments straight from memory: few registers beside s and O.
 #pragma unroll
@@ -187,7 +212,7 @@ __device__ __forceinline__ void sm90_redo_s(tile::rt_fl<16, NW>& s, const Sm90Pa
     float2 c0{0.0f, 0.0f}, c1{0.0f, 0.0f};
     const int key = key0 + 8 * j + g;
     const T* kr = k + static_cast<std::int64_t>(key) * p.k_ss;
-    const bool vk = key < p.seqlen_k;
+    const bool vk = key < sm90_seq<L>(p, u.batch).sk;  // read here: a held copy changed the plain kernels' code
 #pragma unroll 1
     for (int kd = 0; kd < D; kd += 16) {
       const std::uint32_t a[4] = {pair(v0, q0 + kd), pair(v8, q8 + kd), pair(v0, q0 + kd + 8), pair(v8, q8 + kd + 8)};
@@ -418,6 +443,8 @@ struct Sm90EpiParams {
   int seqlen_q, heads_q;
   int o_tma;          // Sm90Shape::kOTma / kOStage builds: 1 when O is TMA-addressable (o_map), else direct stores
   CUtensorMap o_map;  // boxes of kSm90Rows rows x 64 columns
+  const std::int32_t *cu_q, *cu_k;  // varlen kernels (Sm90Seq); lse is then [Hq, total_q]
+  int total_q, total_k;
 };
 
 // The epilogue role, for the 16 rows of warp w of consumer c: O / l (0 where l = 0, rows that saw no key) and LSE
@@ -514,19 +541,22 @@ struct Sm90Epilogue {
       }
     }
     const int row0 = et.row0 + c * kSm90Rows + w * 16;  // first query row of this warp (< 0: a whole consumer's, skipped)
-    const int valid = p.seqlen_q - row0;
-    const bool via_tma = (Sh::kOTma || Sh::kOStage) && qb >= 0 && p.o_tma;
+    auto seq = [&] { return sm90_seq<Sh::kLayout>(p, et.batch); };  // at each use, as the kernel's loop does
+    const int valid = seq().sq - row0;
+    // Varlen: never by TMA, whose box would write past a sequence's last row into the next one's.
+    const bool via_tma = (Sh::kOTma || Sh::kOStage) && !Sh::kVarlen && qb >= 0 && p.o_tma;
     if constexpr (Sh::kOTma) if (via_tma) store_tma(et, sm.q[qb], o_acc, inv_l);
     if constexpr (Sh::kOStage) if (via_tma) stage(&et, sm, use, o_acc, inv_l);
     if (valid <= 0 || (Sh::kShiftRows && row0 < 0)) return;
-    T* o = p.o + et.batch * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(row0) * p.o_ss;
+    T* o = p.o + seq().b * p.o_sb + et.head * p.o_sh + static_cast<std::int64_t>(seq().q0 + row0) * p.o_ss;
     if (!via_tma) tl::store_scaled(o, p.o_ss, o_acc, inv_l, valid);
     if (p.lse != nullptr && (lane & 3) == 0) {
-      float* lse = p.lse + (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q;
+      float* lse = p.lse + (Sh::kVarlen ? static_cast<std::int64_t>(et.head) * p.total_q + seq().q0
+                                        : (static_cast<std::int64_t>(et.batch) * p.heads_q + et.head) * p.seqlen_q);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int r = row0 + (lane >> 2) + 8 * i;
-        if (r < p.seqlen_q) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : ((Sh::kSinks ? m_lse : m_use).v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
+        if (r < seq().sq) lse[r] = l.v[0][i] == 0.0f ? tl::kNegInf : ((Sh::kSinks ? m_lse : m_use).v[0][i] + __log2f(l.v[0][i])) * tl::kLn2;
       }
     }
   }
@@ -587,13 +617,14 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
   const bool clustered = sm90_cluster<Sh>(p) > 1;
   const int half = clustered ? static_cast<int>(tl::cluster_rank()) * (N / 2) : 0;
   // Ring position g (counted over all tiles of this CTA) uses stage g % S once its previous use was released.
+  // row: the key in the tensor (varlen: past the sequence's k0), b: the tensor's batch index (Sm90Seq).
   auto load = [&](auto& tiles, tl::mbarrier* full, tl::mbarrier* empty, const CUtensorMap* map, unsigned g,
-                  int row, const Sm90Tile& tt) {
+                  int row, const Sm90Tile& tt, int b) {
     const int s = g % S;
     tl::wait(empty[s], ((g / S) & 1) ^ 1);
     tl::arrive_expect_tx(full[s], kKVBytes);
-    if (clustered) tl::load_async_multicast(tiles[s], map, full[s], row + half, tt.head / p.group, tt.batch, half, 0x3);
-    else tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, tt.batch);
+    if (clustered) tl::load_async_multicast(tiles[s], map, full[s], row + half, tt.head / p.group, b, half, 0x3);
+    else tl::load_async(tiles[s], map, full[s], row, tt.head / p.group, b);
   };
   unsigned kv = 0;  // unsigned: see the consumers' wait_k
   int j = 0, tn = 0;
@@ -606,17 +637,18 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
       return Sh::kAlibiOrder ? sm90_block_key<N>(range, it) : (n_blocks - 1 - it) * N + key_base;
     };
     if (n_blocks == 0) continue;  // no keys: the consumers write it without loads
+    const Sm90Seq seq = sm90_seq<Sh::kLayout>(p, tt.batch);
     const int qb = j % Sh::kQBufs;
-    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, key_of(0), tt);
+    if (Sh::kOTma) load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv, seq.k0 + key_of(0), tt, seq.b);
     tl::wait(sm.q_empty[qb], ((j / Sh::kQBufs) & 1) ^ 1);
     sched.publish(sm, j, t);
     tl::arrive_expect_tx(sm.q_full[qb], tl::st<T, M, D>::kBytes);
-    tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, tt.batch);
+    tl::load_async(sm.q[qb], &p.q_map, sm.q_full[qb], seq.q0 + sm90_q_row<Sh::kShiftRows>(tt.row0), tt.head, seq.b);
     // In the order the consumers use them: K0, K1, V0, K2, V1, ... (key blocks last first)
     for (int it = 0; it <= n_blocks; ++it) {
       if (it < n_blocks && (!Sh::kOTma || it > 0))
-        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, key_of(it), tt);
-      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, key_of(it - 1), tt);
+        load(sm.k, sm.k_full, sm.k_empty, &p.k_map, kv + it, seq.k0 + key_of(it), tt, seq.b);
+      if (it > 0) load(sm.v, sm.v_full, sm.v_empty, &p.v_map, kv + it - 1, seq.k0 + key_of(it - 1), tt, seq.b);
     }
     kv += n_blocks;
     ++j;
@@ -626,24 +658,27 @@ __device__ __forceinline__ void sm90_produce(Smem& sm, const Sm90Params<T>& p, c
 
 // kModsBuild: plain, or one of the variants' builds (Sm90Mods): sinks in the epilogue (Sm90Shape::kSinks), and where
 // the build runs the variants' loop (Sm90Shape::kMods) the key blocks a tile's window touches, the variants' scores
-// and masks (Sm90RowMods).
-template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kModsBuild>
-__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThreads, 1)
+// and masks (Sm90RowMods). L: dense, or varlen (each tile's sequence from Sm90Seq; tiles past its rows have no keys).
+template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kModsBuild, Layout L = Layout::Dense>
+__global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild, L>::kThreads, 1)
     sm90_fwd_kernel(const __grid_constant__ Sm90Params<T> p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   namespace tl = flashtile::tile;
-  using Sh = Sm90Shape<D, kCausal, kKind, kModsBuild>;
+  using Sh = Sm90Shape<D, kCausal, kKind, kModsBuild, L>;
   constexpr bool kMods = Sh::kMods;
   constexpr int M = Sh::kBlockM, N = Sh::kBlockN, S = Sh::kStages;
   extern __shared__ char smem_raw[];
-  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind, kModsBuild>*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
-                                                         ~std::uintptr_t{1023});
+  auto& sm = *reinterpret_cast<Sm90Smem<D, T, kCausal, kKind, kModsBuild, L>*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
 
   const int wg = tl::warp_uniform(tl::warpgroup::index());
   const Sm90Scheduler<Sh, kCausal, Sm90Params<T>> sched{p};
   auto blocks_of = [&](const Sm90Tile& u) {
     if constexpr (kMods) return sm90_window_blocks<N>(p.mods, u.row0, u.row0 + M, p.seqlen_q, p.seqlen_k);
-    else return Sm90Blocks{0, sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k)};
+    else if constexpr (Sh::kVarlen) {
+      const Sm90Seq q = sm90_seq<L>(p, u.batch);
+      return Sm90Blocks{0, u.row0 < q.sq ? sm90_kv_blocks_to<N, kCausal>(u.row0 + M, q.sq, q.sk) : 0};
+    } else return Sm90Blocks{0, sm90_kv_blocks_to<N, kCausal>(u.row0 + M, p.seqlen_q, p.seqlen_k)};
   };
 
   const int cluster = sm90_cluster<Sh>(p);
@@ -677,7 +712,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThr
   };
   // Tiles whose rows see no key (causal with Sq > Sk, windows) get O = 0 and LSE = -inf (or the sink) up front;
   // producer and loop skip them. Elsewhere neither scan runs: each would cost every tile its index divisions again.
-  const bool keyless = kMods || (kCausal && p.seqlen_q > p.seqlen_k);
+  const bool keyless = kMods || Sh::kVarlen || (kCausal && p.seqlen_q > p.seqlen_k);
   if (keyless)
     for (int t = blockIdx.x; t < p.tiles; t += gridDim.x)
       if (const Sm90Tile u = sched.tile(t); blocks_of(u).n == 0) epilogue(t, u, {}, {}, -1);
@@ -703,12 +738,15 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThr
     const Sm90Blocks range = blocks_of(tt);
     const int n_all = range.n, qb = j % Sh::kQBufs;
     if constexpr (Sh::kShiftRows) band = sm90_q_band<Sh::kConsumers>(tt.row0, c);
-    Sm90Softmax<N, kCausal, Sh::kLazy, kModsBuild> sfx{p.seqlen_k, tt.row0 + c * kSm90Rows + w * 16 + p.seqlen_k - p.seqlen_q, p.scale_log2};
+    // The tile's sequence where each use needs it (sm90_seq: dense, the launch's lengths): one held across the loop's
+    // waits stays in a register where the plain kernels read the parameter again.
+    auto seq = [&] { return sm90_seq<L>(p, tt.batch); };
+    Sm90Softmax<N, kCausal, Sh::kLazy, kModsBuild> sfx{seq().sk, tt.row0 + c * kSm90Rows + w * 16 + seq().sk - seq().sq, p.scale_log2};
     // What the softmax's masks take: the tile's variants (kMods), or nothing (a member of the softmax changed the
     // plain kernels' code).
     const auto mp = sm90_row_mods<kModsBuild>(p.mods, tt.batch, tt.head);
     wait_q(j);
-    const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, p.seqlen_q, p.seqlen_k, n_all);
+    const int skip = sm90_skip_blocks<N, S, kCausal>(kv, sm, tt.row0, c, seq().sq, seq().sk, n_all);
     const int n_blocks = n_all - skip;  // kOwnBlocks: the first blocks (visit order) its rows do not need, skipped
     const int key_base = range.key0;  // the lowest block's first key (key0 of block it: + (n_blocks - 1 - it) * N)
     auto key_of = [&](int it) {  // the first key of the block at visit position it (sm90_block_key's order)
@@ -741,7 +779,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThr
     // its own, with its own S tile (tile/wgmma.cuh's with_width: else ptxas serializes the kernel's wgmmas).
     constexpr int kStep = Sh::kNarrow > 0 ? Sh::kNarrow : 16;
     const int cols =
-        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * kSm90Rows, (n_blocks - 1) * N + key_base, p.seqlen_q, p.seqlen_k) : N;
+        Sh::kNarrow > 0 ? sm90_first_cols<N, kCausal>(tt.row0 + c * kSm90Rows, (n_blocks - 1) * N + key_base, seq().sq, seq().sk) : N;
     if (Sh::kNarrow > 0 && cols <= N - kStep) {
       tl::with_width<N - kStep, kStep>(cols, [&](auto w) {
         tl::rt_fl<16, w()> s;
@@ -781,7 +819,7 @@ __global__ void __launch_bounds__(Sm90Shape<D, kCausal, kKind, kModsBuild>::kThr
       sfx.step(s_acc, key_of(it), mp);
       tl::wait<0>();
       pv_done(it - 1);
-      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D>(s, p, sched.tile(t), c, w, k0); }, mp);
+      sfx.retry(s_acc, [&](auto& s, int k0) { sm90_redo_s<D, L>(s, p, sched.tile(t), c, w, k0); }, mp);
       sfx.rescale_o(o_acc, l_acc);
       tl::copy(p_reg, s_acc);
     }

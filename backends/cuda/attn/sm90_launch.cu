@@ -23,6 +23,8 @@ namespace flashtile::cuda {
 
 template <int D, typename T>
 void sm90_dispatch(const FwdParams& f, int ctas);
+template <int D, typename T>
+void sm90_dispatch_varlen(const FwdParams& f, int ctas);
 
 namespace sm90 {
 // Defined in sm90_decode.cuh, instantiated in sm90_decode_d{64,128}.cu.
@@ -33,12 +35,15 @@ namespace sm80 {
 cudaError_t append_launch(const FwdParams& p);  // decode_common.cu: a paged call's new keys, before attention
 }  // namespace sm80
 
-#define FT_SM90_EXTERN(D)                                                    \
-  extern template void sm90_dispatch<D, tile::bf16>(const FwdParams&, int); \
-  extern template void sm90_dispatch<D, tile::half>(const FwdParams&, int);
-FT_SM90_EXTERN(64)
-FT_SM90_EXTERN(128)
-FT_SM90_EXTERN(256)
+#define FT_SM90_EXTERN(F, D)                                    \
+  extern template void F<D, tile::bf16>(const FwdParams&, int); \
+  extern template void F<D, tile::half>(const FwdParams&, int);
+FT_SM90_EXTERN(sm90_dispatch, 64)
+FT_SM90_EXTERN(sm90_dispatch, 128)
+FT_SM90_EXTERN(sm90_dispatch, 256)
+FT_SM90_EXTERN(sm90_dispatch_varlen, 64)
+FT_SM90_EXTERN(sm90_dispatch_varlen, 128)
+FT_SM90_EXTERN(sm90_dispatch_varlen, 256)
 #undef FT_SM90_EXTERN
 
 namespace {
@@ -70,7 +75,10 @@ std::string sm90_fwd_supports(const FwdParams& p) {
     return sm90::use_decode(p)
                ? decode_why_not(p)
                : "paged K/V beyond decode calls (seqlen_q <= 16, d 64 or 128): no such kernel on this path";
-  if (p.layout == Layout::Varlen) return "no varlen kernel on this path yet";
+  if (p.layout == Layout::Varlen) {
+    if (p.has_variant()) return "varlen with variants (windows, softcap, ALiBi, sinks): no such kernel on this path";
+    if (p.cu_seqlens_q == nullptr || p.cu_seqlens_k == nullptr) return "varlen layout without its cu_seqlens";
+  }
   if (p.batch > 65535 || p.heads_q > 65535) return "batch or heads above 65535 (grid limit)";
   // Row maxima and the masks act on unscaled scores, the scale folded into the exp2 afterwards: exact for scale > 0
   // only (a negative scale turns the max into the min; a zero one makes masked -inf scores NaN).
@@ -84,8 +92,10 @@ std::string sm90_fwd_supports(const FwdParams& p) {
     const void* ptr;
     std::int64_t sb, ss, sh;
   };
-  const Op ops[3] = {{"q", p.q, p.q_sb, p.q_ss, p.q_sh}, {"k", p.k, p.k_sb, p.k_ss, p.k_sh},
-                     {"v", p.v, p.v_sb, p.v_ss, p.v_sh}};
+  // Varlen maps span the packed rows as one batch (sm90_run): the batch stride is not used.
+  const bool vl = p.layout == Layout::Varlen;
+  const Op ops[3] = {{"q", p.q, vl ? p.q_ss : p.q_sb, p.q_ss, p.q_sh}, {"k", p.k, vl ? p.k_ss : p.k_sb, p.k_ss, p.k_sh},
+                     {"v", p.v, vl ? p.v_ss : p.v_sb, p.v_ss, p.v_sh}};
   for (const Op& o : ops) {
     const std::string why = tile::tma_unsupported(o.ptr, o.sb, o.ss, o.sh, 2);
     if (!why.empty()) return std::string(o.name) + ": " + why;
@@ -124,6 +134,11 @@ std::string sm90_fwd_name(const FwdParams& p) {
     return "sm90_decode<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
            (p.causal ? ",causal" : "") + (p.layout == Layout::Paged ? ",paged" : "") +
            (p.has_variant() ? ",mods" : "") + ",splitkv" + std::to_string(sm90::decode_plan(p).splits) + ">";
+  if (p.layout == Layout::Varlen) {
+    const Sm90Kind kind = sm90_varlen_kind(p.head_dim, p.causal);
+    return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
+           (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? ",short" : "") + (sm90_lse_kind(kind) ? ",lse" : "") + ",varlen>";
+  }
   const Sm90Mods build = sm90_fwd_build(p);
   const bool mods = sm90_mods_loop(build);
   const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr, mods);
@@ -136,14 +151,15 @@ std::string sm90_fwd_name(const FwdParams& p) {
 }
 
 bool sm90_fwd_persistent(const FwdParams& p) {
-  return sm90_persistent_launch(sm90_launch_config(p.head_dim, p.causal), p.seqlen_k);
+  return p.layout == Layout::Varlen || sm90_persistent_launch(sm90_launch_config(p.head_dim, p.causal), p.seqlen_k);
 }
 
 namespace {
 template <int D>
 void launch_d(const FwdParams& p, int ctas) {
-  if (p.dtype == ElemType::BF16) sm90_dispatch<D, tile::bf16>(p, ctas);
-  else sm90_dispatch<D, tile::half>(p, ctas);
+  const bool vl = p.layout == Layout::Varlen;
+  if (p.dtype == ElemType::BF16) vl ? sm90_dispatch_varlen<D, tile::bf16>(p, ctas) : sm90_dispatch<D, tile::bf16>(p, ctas);
+  else vl ? sm90_dispatch_varlen<D, tile::half>(p, ctas) : sm90_dispatch<D, tile::half>(p, ctas);
 }
 }  // namespace
 

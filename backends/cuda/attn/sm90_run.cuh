@@ -52,11 +52,11 @@ bool sm90_sched_order(Sm90SchedParams& s, const FwdParams& f, int cluster, int c
 }
 
 // Build the TMA maps and launch one instantiation (ctas_forced: sm90_fwd_launch's ctas; kMods: plain or one of the
-// variants' builds).
-template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kMods>
+// variants' builds; L: dense, or varlen, whose maps span the packed rows as one batch).
+template <int D, typename T, bool kCausal, Sm90Kind kKind, Sm90Mods kMods, Layout L = Layout::Dense>
 void sm90_run(const FwdParams& f, int ctas_forced) {
-  using Sh = Sm90Shape<D, kCausal, kKind, kMods>;
-  static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind, kMods>) + 1024 <= Sh::kSmemBytes, "smem budget");
+  using Sh = Sm90Shape<D, kCausal, kKind, kMods, L>;
+  static_assert(sizeof(Sm90Smem<D, T, kCausal, kKind, kMods, L>) + 1024 <= Sh::kSmemBytes, "smem budget");
   static_assert(Sh::kLazy != 4 || kKind != Sm90Kind::main, "mode 4's LSE calls need an *_lse kind (short, small)");
   Sm90Params<T> p{};
   tile::gl4<T> q, k, v;
@@ -65,16 +65,21 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
     const std::string why = tile::make_gl4(g, static_cast<T*>(const_cast<void*>(ptr)), b, s, h, D, sb, ss, sh, rows);
     if (!why.empty()) throw Error(ErrorCode::BackendFailure, std::string("cuda_sm90: ") + name + ": " + why);
   };
-  map(q, f.q, f.batch, f.seqlen_q, f.heads_q, f.q_sb, f.q_ss, f.q_sh, Sh::kBlockM, "q");
+  // Varlen: one batch of total rows (its batch stride unused: the seq stride stands in, checked like the others). No
+  // keys at all: a one-row K/V map that no tile loads from (every sequence's keys clamp to none).
+  if (Sh::kVarlen && (f.total_q == 0 || f.seqlen_q == 0)) return;
+  const int mb = Sh::kVarlen ? 1 : f.batch, rq = Sh::kVarlen ? f.total_q : f.seqlen_q;
+  const int rk = Sh::kVarlen ? std::max(f.total_k, 1) : f.seqlen_k;
+  map(q, f.q, mb, rq, f.heads_q, Sh::kVarlen ? f.q_ss : f.q_sb, f.q_ss, f.q_sh, Sh::kBlockM, "q");
   // Clustered: each CTA loads its share of a K/V block's rows (multicast into all of the cluster).
   const int cluster = Sh::kCluster > 1 ? sm90_cluster_launch(D, kCausal, f.seqlen_k) : 1;
-  map(k, f.k, f.batch, f.seqlen_k, f.heads_kv, f.k_sb, f.k_ss, f.k_sh, Sh::kBlockN / cluster, "k");
-  map(v, f.v, f.batch, f.seqlen_k, f.heads_kv, f.v_sb, f.v_ss, f.v_sh, Sh::kBlockN / cluster, "v");
+  map(k, f.k, mb, rk, f.heads_kv, Sh::kVarlen ? f.k_ss : f.k_sb, f.k_ss, f.k_sh, Sh::kBlockN / cluster, "k");
+  map(v, f.v, mb, rk, f.heads_kv, Sh::kVarlen ? f.v_ss : f.v_sb, f.v_ss, f.v_sh, Sh::kBlockN / cluster, "v");
   p.cluster = cluster;
   p.q_map = q.map;
   p.k_map = k.map;
   p.v_map = v.map;
-  if constexpr (Sh::kOTma || Sh::kOStage) {  // O through TMA where it can address O (else direct stores)
+  if constexpr ((Sh::kOTma || Sh::kOStage) && !Sh::kVarlen) {  // O through TMA where it can address O (else direct stores)
     tile::gl4<T> o;
     p.o_tma =
         tile::make_gl4(o, static_cast<T*>(f.o), f.batch, f.seqlen_q, f.heads_q, D, f.o_sb, f.o_ss, f.o_sh, kSm90Rows)
@@ -89,14 +94,16 @@ void sm90_run(const FwdParams& f, int ctas_forced) {
   p.seqlen_q = f.seqlen_q, p.seqlen_k = f.seqlen_k, p.heads_q = f.heads_q, p.group = f.heads_q / f.heads_kv;
   p.scale_log2 = f.scale_log2;
   if constexpr (Sh::kSinks) p.mods = sm90_mod_params(f);
+  if constexpr (Sh::kVarlen) p.cu_q = f.cu_seqlens_q, p.cu_k = f.cu_seqlens_k, p.total_q = f.total_q, p.total_k = f.total_k;
   Sm90SchedParams sched = sm90_sched_tiles<Sh>(f, cluster);
 
-  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind, kMods>;
+  auto kernel = &sm90_fwd_kernel<D, T, kCausal, kKind, kMods, L>;
   sm90_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Sh::kSmemBytes),
              "cudaFuncSetAttribute");
   // One CTA per SM (shared memory and registers allow no more), each looping over tiles; or one CTA per tile (ctas 0).
   // ctas_forced (tests) forces either.
-  int ctas = sm90_persistent_launch(Sh::kL, f.seqlen_k) ? f.num_sms : 0;
+  // Varlen: persistent always, its grid sized by the longest sequence holding tiles without rows that cost a CTA little.
+  int ctas = Sh::kVarlen || sm90_persistent_launch(Sh::kL, f.seqlen_k) ? f.num_sms : 0;
   if (ctas_forced != 0) ctas = std::max(ctas_forced, 0);
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster_attr{};
@@ -180,6 +187,13 @@ template <int D, typename T>
 void sm90_dispatch(const FwdParams& f, int ctas) {
   if (f.causal) sm90_run_mods<D, T, true>(f, ctas);
   else sm90_run_mods<D, T, false>(f, ctas);
+}
+// Varlen calls (plain builds; instantiated in sm90_varlen_d{64,128,256}.cu): one kernel kind per head dim and
+// causality (sm90_varlen_kind).
+template <int D, typename T>
+void sm90_dispatch_varlen(const FwdParams& f, int ctas) {
+  if (f.causal) sm90_run<D, T, true, sm90_varlen_kind(D, true), Sm90Mods::off, Layout::Varlen>(f, ctas);
+  else sm90_run<D, T, false, sm90_varlen_kind(D, false), Sm90Mods::off, Layout::Varlen>(f, ctas);
 }
 
 }  // namespace flashtile::cuda

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "attn/fwd_params.hpp"
 #include "tile/base.cuh"
 
 namespace flashtile::cuda {
@@ -157,6 +158,10 @@ constexpr Sm90Kind sm90_kind(int d, bool causal, int seqlen_k, bool lse = false,
   if (!lse || k == Sm90Kind::main || !sm90_lse_kinds(d, causal)) return k;
   return k == Sm90Kind::small ? Sm90Kind::small_lse : Sm90Kind::short_lse;
 }
+// The kernel a varlen call runs, one per head dim and causality whatever its sequences' lengths (Sm90Shape's L):
+// the kind of a dense call of kSm90VarlenSk keys, in lazy mode 3 (an LSE from it is exact).
+inline constexpr int kSm90VarlenSk = 4096;
+constexpr Sm90Kind sm90_varlen_kind(int d, bool causal) { return sm90_kind(d, causal, kSm90VarlenSk, true); }
 // Whether a call runs the short or the small kernel.
 constexpr bool sm90_short_kernel(int d, bool causal, int seqlen_k) {
   return sm90_kind(d, causal, seqlen_k) != Sm90Kind::main;
@@ -206,13 +211,20 @@ enum Sm90Bar : int { kSm90BarTurn0 = 1, kSm90BarTurn1 = 2, kSm90BarOStore0 = 3 /
 
 // The compile-time constants of one kernel of the tables. kMods: the variants' loop (kModsBuild: sm90_mods_loop,
 // sm90_mods.cuh) in the same kernel, without the parts that assume a causal or full key range per row (own blocks,
-// shifted rows, narrow first blocks) or that two tiles share their K/V blocks (clusters).
-template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main, Sm90Mods kModsBuild_ = Sm90Mods::off>
+// shifted rows, narrow first blocks) or that two tiles share their K/V blocks (clusters). L: where a tile's rows live
+// (fwd_params.hpp); varlen kernels find each sequence's rows and keys from cu_seqlens (Sm90Seq), and never cluster
+// (two tiles of a cluster may lie in sequences of other lengths) nor shift rows (the shift is one for the launch).
+template <int D, bool kCausal, Sm90Kind kKind = Sm90Kind::main, Sm90Mods kModsBuild_ = Sm90Mods::off,
+          Layout L = Layout::Dense>
 struct Sm90Shape {
   static constexpr Sm90Kernel kK = sm90_kernel(D, kCausal, kKind);
   static constexpr Sm90Launch kL = sm90_launch_config(D, kCausal);
   static_assert(kK.d == D && kL.d == D, "no row of kSm90Kernels / kSm90Launches for this kernel");
   static constexpr bool kShort = kKind != Sm90Kind::main;
+  static constexpr Layout kLayout = L;
+  static constexpr bool kVarlen = L == Layout::Varlen;
+  static_assert(L != Layout::Paged, "paged K/V: the decode kernel (sm90_decode.cuh)");
+  static_assert(!kVarlen || kModsBuild_ == Sm90Mods::off, "varlen kernels: plain builds only");
   static constexpr Sm90Mods kModsBuild = kModsBuild_;
   static constexpr bool kMods = sm90_mods_loop(kModsBuild);
   static constexpr bool kSinks = kModsBuild != Sm90Mods::off;  // every variant build joins sinks in the epilogue
@@ -233,14 +245,14 @@ struct Sm90Shape {
   static constexpr bool kOStage = kK.o == Sm90O::staged;
   // Clusters: the main non-causal kernel only, in the static order of tile pairs; built for clusters alone where
   // every launch of it clusters (d128: the short kernel runs to 4k keys).
-  static constexpr int kCluster = kShort || kCausal || kMods ? 1 : kL.cluster;
+  static constexpr int kCluster = kShort || kCausal || kMods || kVarlen ? 1 : kL.cluster;
   static constexpr bool kClusterAlways = kCluster > 1 && kL.short_max_sk >= kL.cluster_min_sk;
   static_assert(kCluster == 1 || (kCluster == 2 && kBlockN % 16 == 0), "a cluster's K/V halves: multiples of 8 rows");
   // The scheduler slots only in kernels that can launch persistent (the main kernel where it outlives the short one).
   static constexpr bool kDynamic =
       !kClusterAlways && kL.dynamic && (kShort || kL.short_max_sk < kL.persistent_max_sk);
   static constexpr bool kOwnBlocks = kK.own_blocks && !kMods;
-  static constexpr bool kShiftRows = kK.shift_rows && !kMods;
+  static constexpr bool kShiftRows = kK.shift_rows && !kMods && !kVarlen;
   static constexpr int kElemBytes = 2;  // bf16 / f16
   static constexpr int kBaseSmemBytes = kElemBytes * (kQBufs * kBlockM * D + 2 * kStages * kBlockN * D) +
                                         1024 /*barriers*/ + 1024 /*alignment slack*/ +
