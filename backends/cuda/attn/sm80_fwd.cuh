@@ -111,10 +111,18 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 
   // This warp's 16 query rows as A operands, one 16x16 register tile per 16 head-dim columns (d=256 re-reads them
   // from shared memory each K tile to stay within the register budget).
+  // Plain calls keep scores raw: row maxima on them, the scale folded into the exp2's FFMA (exp2_fma_row). Exact for
+  // a positive scale; a negative one runs on -Q with -scale (the same products, the max of the flipped scores), a
+  // zero one on the least normal scale, whose products leave exp2 exactly 1 and masked -inf scores -inf.
+  const bool neg_q = !Mods && p.scale_log2 < 0.f;
+  const float scale2 = p.scale_log2 > 0.f ? p.scale_log2 : neg_q ? -p.scale_log2 : std::numeric_limits<float>::min();
   rt<T, 16, 16> qr[Tr::kQInRegs ? D / 16 : 1];
   if constexpr (Tr::kQInRegs) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) load(qr[kk], sm.q, w * 16, kk * 16);
+    for (int kk = 0; kk < D / 16; ++kk) {
+      load(qr[kk], sm.q, w * 16, kk * 16);
+      if (neg_q) tile::sm80::neg(qr[kk], qr[kk]);
+    }
   }
 
   rt_fl<16, 16> o[D / 16];  // output accumulator, 16 rows x D, in 16-column pieces
@@ -149,18 +157,17 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
       } else {
         rt<T, 16, 16> qt;
         load(qt, sm.q, w * 16, kk * 16);
+        if (neg_q) tile::sm80::neg(qt, qt);
         mma_ABt(s, qt, kt, s);
       }
     }
 
-    // ---- scale into the exp2 domain; mask only tiles that cross Sk, the diagonal or the window ----
+    // ---- Mods: scores into the exp2 domain; mask only tiles that cross Sk, the diagonal or the window ----
     const std::int64_t n0 = std::int64_t(j) * kN;
     bool need_mask = n0 + kN > Sk;
     if constexpr (Mods) {
       need_mask = need_mask || crosses_window<kM, kN>(md.win, n0, q0, diag);
       mod_scores(s, md, int(n0 - row0 - diag), int(imin(Sk - n0, kN)), need_mask);
-    } else {
-      mul(s, s, p.scale_log2);
     }
     if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > q0 + diag;
     if (!Mods && need_mask) {
@@ -172,16 +179,23 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
       });
     }
 
-    // ---- online softmax ----
+    // ---- online softmax (m in the exp2 domain; plain calls' scores raw until the exp2) ----
     rv_fl_rows<16> m_new, m_use, alpha;
-    row_max(m_new, s, m);
+    if constexpr (Mods) {
+      row_max(m_new, s, m);
+    } else {
+      row_max(m_new, s);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) m_new.v[0][hh] = fmaxf(m.v[0][hh], m_new.v[0][hh] * scale2);
+    }
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh)  // a row with no visible key yet keeps base 0: avoids (-inf) - (-inf)
       m_use.v[0][hh] = m_new.v[0][hh] == kNegInf ? 0.f : m_new.v[0][hh];
     sub(alpha, m, m_use);
     exp2(alpha, alpha);  // exp2(-inf) = 0 rescales an empty history to 0
     m = m_new;
-    exp2_sub_row(s, s, m_use);
+    if constexpr (Mods) exp2_sub_row(s, s, m_use);
+    else exp2_fma_row(s, s, scale2, m_use);
     mul(l, l, alpha);
     row_sum_partial(l, s, l);
 #pragma unroll

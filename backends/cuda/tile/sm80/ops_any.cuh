@@ -7,6 +7,7 @@
 //        8 elements): 16-byte cp.async (then cp_async_commit / cp_async_wait). Otherwise element-wise loads and plain
 //        shared stores into the same swizzled image (complete before the next __syncthreads).
 //   load_chunk(st, r, c, src, valid, aligned16)   one 16-byte chunk of load_rows (gathers: a source per row).
+//   neg(d, s)                        d = -s for 16-bit tiles (sign bits flipped: exact).
 //   store_rows(g, row_stride, t, valid_rows, aligned4)
 //        like store: rows >= valid_rows not written; 32-bit pair stores when aligned4, else 16-bit stores.
 //   load_vec<NT>(s, g, valid, tid)   float s[N] = g[0..N) by 4-byte cp.async, entries >= valid zero-filled.
@@ -39,12 +40,48 @@ __device__ __forceinline__ void load_chunk(st<T, R, C>& s, int r, int c, const T
   }
 }
 
+template <typename T, int R, int C, layout L>
+__device__ __forceinline__ void neg(rt<T, R, C, L>& d, const rt<T, R, C, L>& s) {
+  static_assert(is_16bit_v<T>, "neg flips 16-bit pairs");
+  each<rt<T, R, C, L>>([&](int i, int j, int k) { d.v[i][j][k] = __hneg2(s.v[i][j][k]); });
+}
+
 template <int NT, typename T, int R, int C>
 __device__ __forceinline__ void load_rows(st<T, R, C>& s, const T* g, std::int64_t row_stride, int valid_rows, int tid,
                                           bool aligned16) {
   constexpr int kChunksPerRow = C / 8;
   constexpr int kChunks = R * kChunksPerRow;
   static_assert(kChunks % NT == 0, "tile must split evenly over the threads");
+  // cp.async where the threads split whole rows: a thread's chunks then sit in one column, kStep rows apart, so their
+  // addresses are its first chunk's plus constants (shared: the swizzle repeats every 8 rows, kA first offsets) and
+  // multiples of the row stride; one aligned16 test a tile, and full tiles without predicates. Per chunk, index
+  // arithmetic and a branch had made these copies most of the sm80 forward's integer work
+  // (bench/results/2026-12-03_h200_sm80_forward_profile).
+  constexpr int kRowsApart = NT % kChunksPerRow == 0 ? NT / kChunksPerRow : 0;
+  if constexpr (kRowsApart > 0 && (kRowsApart % 8 == 0 || 8 % kRowsApart == 0)) {
+    if (aligned16) {
+      using ST = st<T, R, C>;
+      constexpr int kStep = kRowsApart, kPer = kChunks / NT, kA = kStep >= 8 ? 1 : 8 / kStep;
+      const int r0 = tid / kChunksPerRow, c = (tid % kChunksPerRow) * 8;
+      std::uint32_t first[kA];
+#pragma unroll
+      for (int a = 0; a < kA; ++a) first[a] = s.addr() + ST::byte_offset(r0 + a * kStep, c);
+      const T* src = g + static_cast<std::int64_t>(r0) * row_stride + c;
+      const std::int64_t step = static_cast<std::int64_t>(kStep) * row_stride;
+      auto dst = [&](int i) { return first[i % kA] + static_cast<std::uint32_t>((i / kA) * kA * kStep * kSwizzleBytes); };
+      if (valid_rows >= R) {
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) cp_async_16(dst(i), src + i * step, true);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+          const bool ok = r0 + i * kStep < valid_rows;
+          cp_async_16(dst(i), ok ? src + i * step : g, ok);
+        }
+      }
+      return;
+    }
+  }
 #pragma unroll
   for (int i = 0; i < kChunks / NT; ++i) {
     const int idx = tid + i * NT;
