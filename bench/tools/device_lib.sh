@@ -23,6 +23,7 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 FT_BUNDLE=${FT_BUNDLE:-.bundle}
+python3 bench/tools/unxz_bundle.py "$FT_BUNDLE"  # binaries carried xz-compressed, unpacked in place
 export LD_LIBRARY_PATH=$PWD/$FT_BUNDLE PYTHONUNBUFFERED=1
 # conformance BACKEND...: the library's conformance suite ($FT_BUNDLE) on each backend, into $OUT/conformance.log.
 conformance() {

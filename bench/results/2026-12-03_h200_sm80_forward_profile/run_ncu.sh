@@ -18,8 +18,8 @@ for w in new:$PWD/$B/libflashtile.so.0 fa2:$PWD/$B/libflashtile.so.0 main:$PWD/$
   name=${w%%:*}; lib=${w#*:}; arg=ft; [ $name = fa2 ] && arg=fa2
   step "$name"
   echo "######## $name" >> $OUT/ncu.log
-  FLASHTILE_LIBRARY=$lib timeout 70 $n $s python3 $B/prof.py $arg >> $OUT/ncu.log 2>&1; echo "$name sections exit $?"
-  FLASHTILE_LIBRARY=$lib timeout 60 $n --section SourceCounters --import-source no -f -o /tmp/$name python3 $B/prof.py $arg > /dev/null 2>&1
+  FLASHTILE_LIBRARY=$lib timeout 70 $n $s python3 bench/tools/fwd_call.py $arg 128 >> $OUT/ncu.log 2>&1; echo "$name sections exit $?"
+  FLASHTILE_LIBRARY=$lib timeout 60 $n --section SourceCounters --import-source no -f -o /tmp/$name python3 bench/tools/fwd_call.py $arg 128 > /dev/null 2>&1
   echo "$name source exit $?"
   ncu --import /tmp/$name.ncu-rep --page source --csv --print-source sass > /tmp/$name.csv 2>/dev/null && gzip -c /tmp/$name.csv > $OUT/$name.csv.gz
 done
