@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Executed warp instructions per SASS opcode in two kernels, from ncu's source pages (the
-*.csv.gz that device_lib.sh's ncu_prof writes): the totals, then the opcodes by how many more the first kernel executes, and the mbarrier try_waits
+*.csv.gz that device_lib.sh's ncu_prof writes): the totals, then the opcodes by how many more either kernel executes, and the mbarrier try_waits
 by the threads a warp runs them with (1: a lone thread's polling, e.g. a producer's).
 Usage: ncu_opcodes.py OURS.csv.gz PEER.csv.gz [TOP]"""
 import collections
@@ -33,7 +33,7 @@ def load(path):
 a, b = load(sys.argv[1]), load(sys.argv[2])
 top = int(sys.argv[3]) if len(sys.argv) > 3 else 12
 print(f"warp instructions: {sum(a[0].values()) / 1e6:.1f}M against {sum(b[0].values()) / 1e6:.1f}M")
-for op in sorted(set(a[0]) | set(b[0]), key=lambda o: b[0][o] - a[0][o])[:top]:
+for op in sorted(set(a[0]) | set(b[0]), key=lambda o: -abs(a[0][o] - b[0][o]))[:top]:  # either way
     print(f"  {op:10s} {a[0][op] / 1e6:6.2f}M against {b[0][op] / 1e6:6.2f}M ({(a[0][op] - b[0][op]) / 1e6:+.2f}M)")
 for k in ("lone thread", "whole warp"):
     print(f"  try_wait by a {k}: {a[1][k] / 1e6:.2f}M against {b[1][k] / 1e6:.2f}M")

@@ -39,28 +39,29 @@ struct KernelArgs {
 };
 
 // Shared memory of one CTA: the Q tile and kStages K and V tiles, in the framework's swizzled layout.
-template <int D, class T>
+template <int D, class T, bool Causal = false>
 struct Smem {
-  using Tr = Traits<D>;
+  using Tr = Traits<D, Causal>;
   tile::st<T, Tr::kBlockM, D> q;
   tile::st<T, Tr::kBlockN, D> k[Tr::kStages];
   tile::st<T, Tr::kBlockN, D> v[Tr::kStages];
 };
 static_assert(sizeof(Smem<128, tile::bf16>) == Traits<128>::kSmemBytes && sizeof(Smem<256, tile::half>) ==
-              Traits<256>::kSmemBytes && sizeof(Smem<64, tile::bf16>) == Traits<64>::kSmemBytes,
+              Traits<256>::kSmemBytes && sizeof(Smem<64, tile::bf16>) == Traits<64>::kSmemBytes &&
+              sizeof(Smem<64, tile::bf16, true>) == Traits<64, true>::kSmemBytes,
               "Traits::kSmemBytes must match the shared tiles");
 
 template <int D, ElemType E, bool Causal, Layout L, bool Mods>
-__global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_constant__ KernelArgs args) {
+__global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const __grid_constant__ KernelArgs args) {
   using namespace tile;
-  using Tr = Traits<D>;
+  using Tr = Traits<D, Causal>;
   using T = typename Elem<E>::type;
   constexpr int kM = Tr::kBlockM, kN = Tr::kBlockN, kT = Tr::kThreads;
   const FwdParams& p = args.p;
   const bool al = args.aligned16;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  Smem<D, T>& sm = *reinterpret_cast<Smem<D, T>*>(smem_raw);
+  Smem<D, T, Causal>& sm = *reinterpret_cast<Smem<D, T, Causal>*>(smem_raw);
 
   const int tid = threadIdx.x, w = warp::index();
   // Causal: launch the longest (last) query tiles first so the tail of the grid is short.
@@ -244,7 +245,7 @@ __global__ void __launch_bounds__(Traits<D>::kThreads) fwd_kernel(const __grid_c
 // ---- host side of one instantiation (explicitly instantiated in sm80_fwd_d*.cu, sm80_serve_d*.cu) ----------------
 template <int D, ElemType E, bool Causal, Layout L, bool Mods>
 cudaError_t launch(const FwdParams& p) {
-  using Tr = Traits<D>;
+  using Tr = Traits<D, Causal>;
   constexpr int kSmem = int(Tr::kSmemBytes);
   auto* kernel = fwd_kernel<D, E, Causal, L, Mods>;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem); e != cudaSuccess)

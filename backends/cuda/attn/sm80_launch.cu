@@ -31,11 +31,12 @@ cudaError_t serve_probe();
 
 namespace {
 
-std::size_t smem_for(int d) {
+// Shared memory of the instantiation a call takes (sm80_dispatch.hpp: variants run Causal false, in their window).
+std::size_t smem_for(int d, bool causal) {
   switch (d) {
-    case 64: return Traits<64>::kSmemBytes;
-    case 128: return Traits<128>::kSmemBytes;
-    default: return Traits<256>::kSmemBytes;
+    case 64: return causal ? Traits<64, true>::kSmemBytes : Traits<64>::kSmemBytes;
+    case 128: return causal ? Traits<128, true>::kSmemBytes : Traits<128>::kSmemBytes;
+    default: return causal ? Traits<256, true>::kSmemBytes : Traits<256>::kSmemBytes;
   }
 }
 
@@ -60,10 +61,11 @@ std::string sm80_fwd_supports(const FwdParams& p) {
   if (p.heads_q > kMaxGridYZ) return "heads_q " + std::to_string(p.heads_q) + " exceeds the launch grid (65535)";
   if (p.batch > kMaxGridYZ) return "batch " + std::to_string(p.batch) + " exceeds the launch grid (65535)";
   int dev = 0, optin = 0;
+  const std::size_t need = smem_for(p.head_dim, p.causal && !p.has_variant());
   if (cudaGetDevice(&dev) == cudaSuccess &&
       cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-      std::size_t(optin) < smem_for(p.head_dim))
-    return "head_dim " + std::to_string(p.head_dim) + " needs " + std::to_string(smem_for(p.head_dim) >> 10) +
+      std::size_t(optin) < need)
+    return "head_dim " + std::to_string(p.head_dim) + " needs " + std::to_string(need >> 10) +
            " KiB shared memory per block, device allows " + std::to_string(optin >> 10) + " KiB";
   if (p.layout == Layout::Paged && (p.block_table == nullptr || p.seqlens == nullptr))
     return "paged layout without its block table or sequence lengths";

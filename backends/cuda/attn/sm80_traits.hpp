@@ -16,12 +16,15 @@ inline constexpr int kHeadDims[] = {64, 128, 256};  // instantiated head dims
 inline constexpr int kMaxGridYZ = 65535;            // heads_q on grid.y, batch on grid.z
 inline constexpr int kMinCc = 80;
 
-template <int D>
+template <int D, bool Causal = false>
 struct Traits {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kBlockM = kWarps * 16;         // query rows per CTA (16 per warp: the mma M)
-  static constexpr int kBlockN = D <= 128 ? 64 : 32;  // keys per K/V tile; d=256 halves it to fit 99 KiB (sm_86)
+  // Keys per K/V tile. 128 at d64 without causal masking: twice the MMAs a barrier, wait and softmax step (1.12-1.13x);
+  // causal d64 keeps 64, as a 128-key diagonal tile wastes half its work (0.90x at 1k keys;
+  // bench/results/2026-12-03_h200_sm80_d64_tiles). d256 halves it to fit 99 KiB (sm_86).
+  static constexpr int kBlockN = D == 64 && !Causal ? 128 : D <= 128 ? 64 : 32;
   static constexpr int kStages = 2;                   // K/V double buffering
   static constexpr bool kQInRegs = D <= 128;          // d=256 re-reads Q fragments from smem (register budget)
   static constexpr int kChunks = D / 8;               // 16-byte chunks per row
