@@ -40,7 +40,7 @@ constexpr BwdMicro bwd_micro(const BwdTile& t, std::uint32_t d, std::uint32_t ow
   m.tn = std::min({4u, t.block_n, std::max(1u, t.block_m * t.block_n / t.wg)});
   m.s_kg = t.block_n / m.tn;
   m.tm = ceil_div(t.block_m, t.wg / m.s_kg);
-  m.cg = std::max(d4 >= 8 ? 8u : d4 >= 4 ? 4u : 2u, t.wg / own);
+  m.cg = std::max(d4 % 16 == 0 ? 16u : d4 >= 8 ? 8u : d4 >= 4 ? 4u : 2u, t.wg / own);
   m.ct = ceil_div(d4, m.cg);
   m.gt = ceil_div(own, t.wg / m.cg);
   return m;
