@@ -6,7 +6,8 @@
 //     owning CM_M keys. For every query head of the group and every block of BLOCK_M query rows that sees the keys:
 //       load_stream    all threads: Q and dO rows -> shared (f16), their lse2 and Delta
 //       compute_scores per subgroup: Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ on accumulators (without id 28: -> f32 staging tiles)
-//       compute_p_ds   per subgroup: Pᵀ and dSᵀ (bwd_p_ds: masks, variants) -> its f16 tiles
+//       compute_p_ds   per subgroup: Pᵀ and dSᵀ (bwd_p_ds: masks, variants) -> its f16 tiles (scores_p_ds runs the
+//                      two: the whole block, or with id 21 one score tile at a time)
 //       accumulate     per subgroup: dV += Pᵀ·dO, dK += dSᵀ·Q
 //   2 dQ: one workgroup per (query block of BLOCK_M rows, head, batch); NSG = BLOCK_M / CM_M subgroups, each owning
 //     CM_M rows. For every block of BLOCK_N keys the rows see: load_stream (K and V), compute_scores (S = Q·Kᵀ,
@@ -18,6 +19,8 @@
 //   id 19 (OWN_IN_REGS): the own rows as use-A fragments in registers for the whole loop (staged once through the
 //     streamed tiles), or re-read from their shared tiles every step.
 //   id 20 (PREFETCH): the next streamed block's global loads in flight, in registers, during this block's products.
+//   id 21 (SCORE_BY_TILE, with id 28): the scores, P and dS one CM_N-row tile of the streamed block at a time (two
+//     score accumulators live, not 2 NT_S: the registers for id 20 beside d 128's dK and dV), or all tiles at once.
 //   id 28 (REG_SOFTMAX, 1 or 2: the accumulator layout the host's probe found, as attn_coopmat.comp's register
 //     softmax): P and dS formed on the score accumulators and written to their f16 tiles, the gradients stored
 //     straight from their accumulators; or (0) S and dP staged through f32 tiles, P and dS formed from those, the
@@ -57,6 +60,9 @@ layout(constant_id = 28) const uint REG_SOFTMAX = 0;
 // block is done and then stored (1; the host keeps T <= WG_SIZE: one row's lse2 and Delta a thread), or each block
 // loaded when it is needed (0). Costs 2 LPT 16-byte vectors a thread.
 layout(constant_id = 20) const uint PREFETCH = 0;
+// id 21: with id 28, compute_scores and compute_p_ds_regs one score tile (CM_N streamed rows) a round (1), or every
+// tile of the block in one round (0).
+layout(constant_id = 21) const uint SCORE_BY_TILE = 0;
 
 const bool DKDV = FT_BWD_PASS == 1;
 const uint SG = SUBGROUP_SIZE;
@@ -67,7 +73,7 @@ const uint D8 = HEAD_DIM / 8u;                     // 16-byte vectors per row
 const uint KS4 = (HEAD_DIM + 8u) / 4u;             // row stride of the Q/K/V/dO tiles in f16vec4 (16-byte pad)
 const uint SS4 = (T + 4u) / 4u;                    // row stride of the S / dP staging tiles in vec4
 const uint PS4 = (T + 8u) / 4u;                    // row stride of the P / dS tiles in f16vec4
-const uint NT_S = T / CM_N;                        // score accumulators per subgroup
+const uint NT_S = T / CM_N;                        // score tiles of the streamed block
 const uint KT_S = HEAD_DIM / CM_K;                 // k steps of the scores
 const uint NT_G = HEAD_DIM / CM_N;                 // accumulators per subgroup of each gradient
 const uint KT_G = T / CM_K;                        // k steps of the gradient products
@@ -76,6 +82,7 @@ const bool OWN_REGS = OWN_IN_REGS != 0u;
 const bool REG_PDS = (REG_SOFTMAX == 1u || REG_SOFTMAX == 2u) && CM_M == 16u && CM_N == 16u && SG == 32u;
 const uint RH_BIT = REG_SOFTMAX == 2u ? 2u : 1u;
 const bool PF = PREFETCH != 0u;
+const uint ST = REG_PDS && SCORE_BY_TILE != 0u ? 1u : NT_S;  // score tiles a round (the staged form: all)
 const uint LPT = (T * D8 + WG_SIZE - 1u) / WG_SIZE;  // 16-byte vectors of a streamed tensor a thread
 
 shared f16vec4 sh_own0[OWN_REGS ? 1u : R * KS4];  // K (dK/dV) or Q (dQ): the workgroup's own rows
@@ -95,8 +102,8 @@ coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> g1_acc[DKD
 // The own rows as use-A fragments (id 19): K or Q, and V or dO.
 coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> own0_frag[OWN_REGS ? KT_S : 1u];
 coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA> own1_frag[OWN_REGS ? KT_S : 1u];
-// The step's scores and dP (their transposes for dK/dV).
-coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[NT_S], dp_acc[NT_S];
+// The round's score tiles and dP (their transposes for dK/dV): ST of the block's NT_S.
+coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator> s_acc[ST], dp_acc[ST];
 
 // Id 20: the next streamed block in flight (Q and dO with a row's lse2 and Delta, or K and V), as raw f16.
 uvec4 pf0[PF ? LPT : 1u], pf1[PF ? LPT : 1u];
@@ -219,7 +226,7 @@ void fetch_stream(uint hh, uint s0) {
       pf1[t] = load8(DKDV ? TENSOR_DO : TENSOR_V, s0 + r, hh, c);
     }
   }
-  if (DKDV) {
+  if (DKDV && gl_LocalInvocationID.x < T) {  // one streamed row's stats a thread (put_stream stores these)
     const uint row = s0 + gl_LocalInvocationID.x;
     pf_lse2 = row < pc.Sq ? ws_data[ws_row(b, hh, row)] : FT_POS_INF;
     pf_delta = row < pc.Sq ? ws_data[ws_delta(b, hh, row)] : 0.0;
@@ -241,12 +248,13 @@ void put_stream() {
   }
 }
 
-// Per subgroup: own0 · st0ᵀ -> s_acc and own1 · st1ᵀ -> dp_acc, its CM_M rows (S and dP, or their transposes); without
-// id 28 staged to sh_s and sh_dp.
-void compute_scores() {
-  [[unroll]] for (uint n = 0u; n < NT_S; ++n) {
-    s_acc[n] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
-    dp_acc[n] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
+// Per subgroup: own0 · st0ᵀ -> s_acc and own1 · st1ᵀ -> dp_acc, its CM_M rows (S and dP, or their transposes), for
+// score tiles n_first .. n_first + ST - 1 (streamed rows from n_first CM_N); without id 28 (ST = NT_S, n_first 0)
+// staged to sh_s and sh_dp.
+void compute_scores(uint n_first) {
+  [[unroll]] for (uint j = 0u; j < ST; ++j) {
+    s_acc[j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
+    dp_acc[j] = coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>(0.0);
   }
   const uint own = sg * OWN * KS4;
   [[unroll]] for (uint k = 0u; k < KT_S; ++k) {
@@ -258,13 +266,14 @@ void compute_scores() {
       coopMatLoad(a0, sh_own0, own + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
       coopMatLoad(a1, sh_own1, own + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutRowMajor);
     }
-    [[unroll]] for (uint n = 0u; n < NT_S; ++n) {
+    [[unroll]] for (uint j = 0u; j < ST; ++j) {
       // The streamed rows transposed as use-B: element (d, r) = tile[r][d], column-major over the row-major tile.
+      const uint n = n_first + j;
       coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB> b0, b1;
       coopMatLoad(b0, sh_st0, (n * CM_N) * KS4 + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutColumnMajor);
       coopMatLoad(b1, sh_st1, (n * CM_N) * KS4 + k * (CM_K / 4u), KS4, gl_CooperativeMatrixLayoutColumnMajor);
-      s_acc[n] = coopMatMulAdd(a0, b0, s_acc[n]);
-      dp_acc[n] = coopMatMulAdd(a1, b1, dp_acc[n]);
+      s_acc[j] = coopMatMulAdd(a0, b0, s_acc[j]);
+      dp_acc[j] = coopMatMulAdd(a1, b1, dp_acc[j]);
     }
   }
   if (REG_PDS) return;
@@ -294,23 +303,25 @@ void compute_p_ds(uint s0) {
   subgroupBarrier();
 }
 
-// Id 28: compute_p_ds on the accumulators. Element (r, c) of tile n is (key own + r, query row s0 + c) for dK/dV,
-// (query row own + r, key s0 + c) for dQ, c = n CM_N + cm_acc_col; elements i, i + 1 (i even) are columns c, c + 1 of
-// one row. A tile every row and key of which exists and is visible (no variant) skips bwd_p_ds's masks.
-void compute_p_ds_regs(uint s0) {
+// Id 28: compute_p_ds on the accumulators of score tiles n_first .. n_first + ST - 1 (compute_scores' round), without
+// the subgroup barrier that makes the tiles visible (the caller's, after the block's last round). Element (r, c) of
+// tile n is (key own + r, query row s0 + c) for dK/dV, (query row own + r, key s0 + c) for dQ, c = n CM_N +
+// cm_acc_col; elements i, i + 1 (i even) are columns c, c + 1 of one row. A block every row and key of which exists
+// and is visible (no variant) skips bwd_p_ds's masks.
+void compute_p_ds_regs(uint s0, uint n_first) {
   const uint own = (DKDV ? n0 : m0) + sg * OWN;
   const int shift = int(pc.Sk) - int(pc.Sq);  // key <= row + shift: causal-visible
   const uint last_key = DKDV ? own + OWN - 1u : s0 + T - 1u, first_row = DKDV ? s0 : own;
   const bool plain = !FT_WINDOW && !FT_SOFTCAP && !FT_ALIBI && last_key < pc.Sk &&
                      (DKDV ? s0 + T : own + OWN) <= pc.Sq &&
                      (CAUSAL == 0u || int(last_key) <= int(first_row) + shift);  // subgroup-uniform
-  [[unroll]] for (uint n = 0u; n < NT_S; ++n)
-    [[unroll]] for (int i = 0; i < s_acc[n].length(); i += 2) {
-      const uint r = cm_acc_row(lane, uint(i), RH_BIT), c = n * CM_N + cm_acc_col(lane, uint(i), RH_BIT);
+  [[unroll]] for (uint j = 0u; j < ST; ++j)
+    [[unroll]] for (int i = 0; i < s_acc[j].length(); i += 2) {
+      const uint r = cm_acc_row(lane, uint(i), RH_BIT), c = (n_first + j) * CM_N + cm_acc_col(lane, uint(i), RH_BIT);
       vec2 p, ds;
       [[unroll]] for (uint u = 0u; u < 2u; ++u) {
         const uint stat = DKDV ? c + u : sg * OWN + r;
-        const float s = s_acc[n][i + int(u)], dp = dp_acc[n][i + int(u)];
+        const float s = s_acc[j][i + int(u)], dp = dp_acc[j][i + int(u)];
         const float lse2 = sh_lse2[stat], delta = sh_delta[stat];
         if (plain) {
           p[u] = exp2(s * pc.scale_log2 - lse2);
@@ -331,8 +342,22 @@ void compute_p_ds_regs(uint s0) {
         sh_ds[idx].zw = dsh;
       }
     }
-  subgroupMemoryBarrierShared();
-  subgroupBarrier();
+}
+
+// Per subgroup: the streamed block from row s0's scores, then P and dS into the subgroup's f16 tiles, visible to its
+// lanes at the end: on the accumulators (id 28) in rounds of ST score tiles, or staged (compute_p_ds).
+void scores_p_ds(uint s0) {
+  if (REG_PDS) {
+    [[unroll]] for (uint n = 0u; n < NT_S; n += ST) {
+      compute_scores(n);
+      compute_p_ds_regs(s0, n);
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+  } else {
+    compute_scores(0u);
+    compute_p_ds(s0);
+  }
 }
 
 // Per subgroup: g0 += dS · st0 (dK += dSᵀ·Q, or dQ += dS·K) and, for dK/dV, g1 += Pᵀ · st1 (dV += Pᵀ·dO).
@@ -433,12 +458,7 @@ void run_blocks(uint first, uint end, uint h0, uint heads) {
     }
     barrier();  // (the first time: the own rows stored too)
     if (PF && it + 1u < total) fetch_stream(DKDV ? h0 + (it + 1u) / nb : hk, first + ((it + 1u) % nb) * T);
-    compute_scores();
-    if (REG_PDS) {
-      compute_p_ds_regs(s0);
-    } else {
-      compute_p_ds(s0);
-    }
+    scores_p_ds(s0);
     accumulate();
   }
 }

@@ -97,9 +97,11 @@ const uint S_RG = WG_SIZE / S_KG;
 const uint TM = (BLOCK_M + S_RG - 1u) / S_RG;
 // Gradients: column group tid % CG takes vec4 columns cg + CG b (b < CT, past D4 idle), row group tid / CG rows
 // (keys or query rows) rg + G_RG a (a < GT, past the block idle); at least WG_SIZE / OWN column groups, so that
-// every thread has a row.
+// every thread has a row. 16 column groups where they divide D4 (d 64, 128, 192, 256): a thread converts its CT
+// columns of each streamed row from 16 bits once for GT rows, so fewer columns and more rows a thread halve the
+// conversions per FMA against 8 column groups (d 128: 16 per 64 FMAs in dK/dV, not 32).
 const uint OWN = FT_BWD_PASS == 1 ? BLOCK_N : BLOCK_M;  // the rows whose gradients the workgroup sums
-const uint CG0 = D4 >= 8u ? 8u : (D4 >= 4u ? 4u : 2u);
+const uint CG0 = D4 % 16u == 0u ? 16u : (D4 >= 8u ? 8u : (D4 >= 4u ? 4u : 2u));
 const uint CG = CG0 > WG_SIZE / OWN ? CG0 : WG_SIZE / OWN;
 const uint CT = (D4 + CG - 1u) / CG;
 const uint G_RG = WG_SIZE / CG;

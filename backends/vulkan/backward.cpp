@@ -40,7 +40,7 @@ constexpr BwdMicro bwd_micro(const BwdTile& t, std::uint32_t d, std::uint32_t ow
   m.tn = std::min({4u, t.block_n, std::max(1u, t.block_m * t.block_n / t.wg)});
   m.s_kg = t.block_n / m.tn;
   m.tm = ceil_div(t.block_m, t.wg / m.s_kg);
-  m.cg = std::max(d4 >= 8 ? 8u : d4 >= 4 ? 4u : 2u, t.wg / own);
+  m.cg = std::max(d4 % 16 == 0 ? 16u : d4 >= 8 ? 8u : d4 >= 4 ? 4u : 2u, t.wg / own);
   m.ct = ceil_div(d4, m.cg);
   m.gt = ceil_div(own, t.wg / m.cg);
   return m;
@@ -138,14 +138,17 @@ std::string bwd_choose(const Caps& caps, const detail::BwdArgs& a, BwdChoice* ou
   if (d % 8 != 0 || d > max_dim)
     return "head_dim " + std::to_string(d) + " not supported (multiples of 8 up to " + std::to_string(max_dim) + ")";
   BwdChoice c;
-  c.storage = f.dtype == DType::F32 ? "f32" : caps.storage_buffer_16bit ? "s16" : "pk";
-  if (c.storage == "pk")
-    for (const Named& n : tensors_of(a)) {
-      bool even = (n.t->buf.offset / dtype_size(n.t->dtype)) % 2 == 0;
-      for (int i = 0; i < 3; ++i) even = even && n.t->strides[i] % 2 == 0;
-      if (!even)
-        return std::string(n.name) + ": element offset and strides must be even (no 16-bit storage: packed pairs)";
-    }
+  // 16-bit tensors as packed uint pairs where every element offset and stride is even (half the load instructions
+  // of 16-bit ones, as the forward's register-blocked shaders), else through 16-bit storage where the device has it.
+  const char* odd = nullptr;  // the first tensor with an odd element offset or stride
+  for (const Named& n : tensors_of(a)) {
+    bool even = (n.t->buf.offset / dtype_size(n.t->dtype)) % 2 == 0;
+    for (int i = 0; i < 3; ++i) even = even && n.t->strides[i] % 2 == 0;
+    if (!even && !odd) odd = n.name;
+  }
+  c.storage = f.dtype == DType::F32 ? "f32" : !odd ? "pk" : caps.storage_buffer_16bit ? "s16" : "";
+  if (c.storage.empty())
+    return std::string(odd) + ": element offset and strides must be even (no 16-bit storage: packed pairs)";
   const BwdTile* tile = nullptr;
   for (const BwdTile& t : kBwdTiles)
     if (d >= t.min_dim && d <= t.max_dim && bwd_shared_bytes(t, d, c.storage == "f32") <= caps.max_shared_memory) {

@@ -347,17 +347,20 @@ namespace {
 // subgroups per workgroup, each owning CM_M keys (dK/dV) or query rows (dQ); the rows of the streamed block (BLOCK_M
 // query rows for dK/dV, BLOCK_N keys for dQ); the own rows' fragments in registers (id 19); P and dS on the
 // accumulators (id 28 = the probed layout: NVIDIA's 16x16x16 family only, Caps::khr_acc_layout); the next block's
-// global loads in flight in registers (id 20: 2 T D / (8 wg) 16-byte vectors a thread, where the registers allow:
-// not beside d 128's dK and dV). At d 256 the register forms would spill (the dK and dV accumulators alone take 256
-// registers a lane): the first form only.
+// global loads in flight in registers (id 20: 2 T D / (8 wg) 16-byte vectors a thread, where the registers allow);
+// the scores one 16-row tile of the block at a time (id 21). d 128's dK/dV pass holds dK and dV (128 registers a
+// lane) and K and V (64): its first form makes room for id 20 with eight subgroups (the block's loads spread over 256
+// threads: 16 registers) and id 21 (16 score registers, not 32), as many as four subgroups without id 20 hold.
+// At d 256 the register forms would spill (the dK and dV accumulators alone take 256 registers a lane): the first
+// form only.
 struct KhrBwdTile {
   std::uint32_t dim, nsg, step;
-  bool own_regs = false, reg_pds = false, prefetch = false;
+  bool own_regs = false, reg_pds = false, prefetch = false, by_tile = false;
 };
 const KhrBwdTile kKhrBwdDkDvTiles[] = {
-    {64, 4, 64, true, true, true}, {64, 4, 32, true, true}, {128, 4, 32, true, true}, {64, 4, 32, true, false},
-    {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 32}, {64, 1, 16}, {128, 2, 16}, {128, 1, 32}, {128, 1, 16},
-    {256, 1, 16}};
+    {64, 4, 64, true, true, true}, {64, 4, 32, true, true}, {128, 8, 32, true, true, true, true},
+    {128, 4, 32, true, true}, {64, 4, 32, true, false}, {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 32},
+    {64, 1, 16}, {128, 2, 16}, {128, 1, 32}, {128, 1, 16}, {256, 1, 16}};
 const KhrBwdTile kKhrBwdDqTiles[] = {
     {64, 4, 64, true, true, true}, {128, 4, 32, true, true, true}, {128, 4, 64, true, true}, {64, 4, 32, true, false},
     {128, 4, 32, true, false}, {64, 2, 32}, {64, 1, 16}, {128, 2, 32}, {128, 2, 16}, {128, 1, 16}, {256, 1, 16}};
@@ -374,11 +377,11 @@ std::uint32_t khr_bwd_shared_bytes(const Family& f, const KhrBwdTile& t, bool dk
 
 // The shader's structural requirements: whole coopmat tiles along every dimension; id 19 stages the own rows through
 // the streamed block in whole subgroup tiles; id 28 knows one family's accumulators; id 20 fetches one streamed row's
-// lse2 and Delta a thread.
+// lse2 and Delta a thread; id 21 splits the scores of id 28 only.
 bool khr_bwd_tile_valid(const Family& f, const KhrBwdTile& t) {
   return t.nsg >= 1 && t.step % f.n == 0 && t.step % f.k == 0 && t.step % 8 == 0 && t.dim % f.n == 0 &&
          t.dim % f.k == 0 && (!t.own_regs || t.step % f.m == 0) && (!t.reg_pds || khr_regsm_family(f)) &&
-         (!t.prefetch || t.step <= t.nsg * f.sg);
+         (!t.prefetch || t.step <= t.nsg * f.sg) && (!t.by_tile || t.reg_pds);
 }
 
 // One pass of family f and tile t as a table entry, so that the forward's device gating (device_reason) decides;
@@ -404,9 +407,11 @@ ShaderVariant khr_bwd_pass(const Family& f, const KhrBwdTile& t, bool dkdv, std:
                   {kSpecCmK, f.k},
                   {kSpecCmQInRegs, t.own_regs ? 1u : 0u},
                   {kSpecCmPrefetch, t.prefetch ? 1u : 0u},
+                  {kSpecCmScoreByTile, t.by_tile ? 1u : 0u},
                   {kSpecCmRegSoftmax, rsm}};
   // The forms, for khr_bwd_choose's name.
-  v.kernel = std::string(t.own_regs ? "+regs" : "") + (t.prefetch ? "+pf" : "") + (t.reg_pds ? "+acc" : "");
+  v.kernel = std::string(t.own_regs ? "+regs" : "") + (t.prefetch ? "+pf" : "") + (t.reg_pds ? "+acc" : "") +
+             (t.by_tile ? "+tile" : "");
   const std::uint32_t m = f.m, n = f.n, k = f.k;
   const bool gated = t.reg_pds;
   v.device_check = [m, n, k, gated](const Caps& c) -> std::string {

@@ -54,7 +54,8 @@ enum SpecId : std::uint32_t {
                               //   own rows, K and V or Q and dO)
   kSpecCmPrefetch = 20,       //   K/V global loads one phase ahead through registers (attn_bwd_coopmat.comp: the
                               //   next streamed block's)
-  // 21, 22: free.
+  kSpecCmScoreByTile = 21,    // attn_bwd_coopmat.comp: scores, P and dS one streamed tile at a time (with id 28)
+  // 22: free.
   kSpecCm2AlignedLoads = 23,  // attn_coopmat2.comp: aligned calls: strides visibly aligned, full tiles unclamped
   kSpecCm2Narrow = 24,        //   columns of the l / m / row-sum matrices (0: BLOCK_N)
   kSpecCm2FoldScale = 25,     //   softmax scale folded into exp2, finite initial max

@@ -82,6 +82,9 @@ std::vector<Case> backward_cases() {
         }
   for (DType dt : {DType::F16, DType::BF16}) out.push_back(Case{2, 100, 100, 4, 4, 64, dt == DType::BF16, dt, true});
   out.push_back(Case{2, 33, 77, 4, 2, 64, true, DType::F32, false, false});
+  // Odd element offsets: no 16-byte or packed-pair loads (vulkan_portable's 16-bit storage module; paths whose
+  // loads need alignment may refuse).
+  out.push_back(Case{1, 33, 70, 4, 2, 128, true, DType::BF16, false, false, 1});
   return out;
 }
 

@@ -62,7 +62,8 @@ std::vector<Case> conformance_cases();
 
 // Gradient conformance: Sq, Sk in {1, 17, 257} and a longer pair, Sq != Sk both ways (rows with no visible key when
 // causal and Sq > Sk), MHA/MQA/GQA, batch > 1, head dims 64/128/256, f16 and bf16 (required on every backward path),
-// a strided layout, f32 (optional). Smaller than the forward's: the CPU oracle's backward does three times the work.
+// a strided layout, f32 and odd element offsets (optional). Smaller than the forward's: the CPU oracle's backward does
+// three times the work.
 std::vector<Case> backward_cases();
 
 // The benchmark's standard grid: hidden 2048 (heads = 2048 / d), batch x seqlen = 16384, seqlen 512 .. 16384.

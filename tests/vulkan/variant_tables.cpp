@@ -405,17 +405,20 @@ TEST_CASE("KHR backward: the advertised shape's passes after the portable prepro
         CHECK(kv.block_m % 16 == 0);
         CHECK(q.block_n % 16 == 0);
         // d 64 and 128: the own rows' fragments in registers (id 19), P and dS on the probed accumulator layout
-        // (id 28 = 2), four subgroups; the next block prefetched (id 20) but beside d 128's dK and dV; d 256 the
-        // first form (all 0: the register forms would spill).
+        // (id 28 = 2), the next block prefetched (id 20), four subgroups; d 128's dK/dV pass eight, with the scores
+        // one tile at a time (id 21: the registers for id 20 beside dK and dV); d 256 the first form (all 0: the
+        // register forms would spill).
         const std::uint32_t regs = d == 256 ? 0 : 1, layout = d == 256 ? 0 : 2;
         for (const BwdPassKernel* k : {&kv, &q}) {
-          const std::uint32_t pf = d == 64 || (d == 128 && k == &q) ? 1 : 0;
+          const std::uint32_t pf = d == 256 ? 0 : 1, by_tile = d == 128 && k == &kv ? 1 : 0;
           CHECK(k->required_subgroup_size == 32);
           CHECK(k->extra_spec == std::vector<std::pair<std::uint32_t, std::uint32_t>>{
                                      {kSpecCmM, 16}, {kSpecCmN, 16}, {kSpecCmK, 16}, {kSpecCmQInRegs, regs},
-                                     {kSpecCmPrefetch, pf}, {kSpecCmRegSoftmax, layout}});
-          if (d != 256) CHECK(k->wg == 128);
+                                     {kSpecCmPrefetch, pf}, {kSpecCmScoreByTile, by_tile},
+                                     {kSpecCmRegSoftmax, layout}});
+          if (d != 256) CHECK(k->wg == (by_tile ? 256u : 128u));
         }
+        if (d == 128) CHECK(ch.kernel.find(",kv128x32+regs+pf+acc+tile,q64x32+regs+pf+acc>") != std::string::npos);
         CHECK(ch.workspace_bytes == 2 * 16 * 4096 * 4);
       }
   // Without a probed layout the register forms step aside for the staged P and dS (id 28 = 0).
@@ -428,6 +431,7 @@ TEST_CASE("KHR backward: the advertised shape's passes after the portable prepro
       INFO("d", d, " pass ", i);
       CHECK(ch.passes[i].extra_spec.back() == std::pair<std::uint32_t, std::uint32_t>{kSpecCmRegSoftmax, 0});
       CHECK(ch.passes[i].extra_spec[3] == std::pair<std::uint32_t, std::uint32_t>{kSpecCmQInRegs, 1});
+      CHECK(ch.passes[i].extra_spec[5] == std::pair<std::uint32_t, std::uint32_t>{kSpecCmScoreByTile, 0});
     }
   }
   BwdChoice ch;
@@ -549,6 +553,7 @@ TEST_CASE("shader_abi.hpp's SpecIds equal the shaders' constant_ids") {
       {"attn_bwd_coopmat.comp", "CM_K", kSpecCmK},
       {"attn_bwd_coopmat.comp", "OWN_IN_REGS", kSpecCmQInRegs},
       {"attn_bwd_coopmat.comp", "PREFETCH", kSpecCmPrefetch},
+      {"attn_bwd_coopmat.comp", "SCORE_BY_TILE", kSpecCmScoreByTile},
       {"attn_bwd_coopmat.comp", "REG_SOFTMAX", kSpecCmRegSoftmax},
       {"attn_coopmat2.comp", "ALIGNED_LOADS", kSpecCm2AlignedLoads},
       {"attn_coopmat2.comp", "NARROW", kSpecCm2Narrow},
