@@ -1,5 +1,6 @@
-// sm90 forward: the scheduler role (Sm90Scheduler), which tiles a CTA works on and in which order; its host half is
-// in sm90_run.cuh (sm90_sched_tiles, sm90_sched_order).
+// sm90 forward: the scheduler role (Sm90Scheduler), which tiles a CTA works on and in which order, and where a tile's
+// sequence lives (Sm90Seq: dense or varlen); the scheduler's host half is in sm90_run.cuh (sm90_sched_tiles,
+// sm90_sched_order).
 #pragma once
 
 #include "attn/sm90_traits.hpp"
@@ -10,6 +11,24 @@ namespace flashtile::cuda {
 struct Sm90Tile {
   int row0, head, batch;  // row0: the tile's first query row (< 0 with shifted rows: those rows are skipped)
 };
+
+// Where tile rows of one sequence live: b, the tensors' batch index; q0 / k0, its first query row and key in the
+// packed varlen tensors (0 when dense); sq / sk, its query rows and keys. Varlen offsets come from device tables the
+// host never reads: each is clamped into [0, total], so hostile tables give wrong numbers for their sequence, never
+// an access outside the tensors (TMA clips the rest).
+struct Sm90Seq {
+  int b, q0, k0, sq, sk;
+};
+template <Layout L, typename P>
+__device__ __forceinline__ Sm90Seq sm90_seq(const P& p, int batch) {
+  if constexpr (L == Layout::Varlen) {
+    const int q0 = min(max(p.cu_q[batch], 0), p.total_q), k0 = min(max(p.cu_k[batch], 0), p.total_k);
+    const int q1 = min(max(p.cu_q[batch + 1], q0), p.total_q), k1 = min(max(p.cu_k[batch + 1], k0), p.total_k);
+    return {0, q0, k0, min(q1 - q0, p.seqlen_q), k1 - k0};
+  } else {
+    return {batch, 0, 0, p.seqlen_q, p.seqlen_k};
+  }
+}
 
 // What the scheduler reads of the launch. The kernel's Sm90Params carries the same fields in its own places (moving
 // one would move the kernel's parameter offsets), and its scheduler reads them there: a copy into this struct made
