@@ -16,19 +16,50 @@ inline constexpr int kHeadDims[] = {64, 128, 256};  // instantiated head dims
 inline constexpr int kMaxGridYZ = 65535;            // heads_q on grid.y, batch on grid.z
 inline constexpr int kMinCc = 80;
 
+// The sm80 forward's tiles, one row per head dim and causality (Traits reads them). A CTA is 4 warps of 16 query rows
+// (the mma M) with K/V double-buffered in shared memory: (64 + 4 block_n) * d * 2 bytes, inside every target's
+// opt-in limit, the smallest the A10 / L4 / L40S / RTX 30-40 class's (sm_86, sm_89: 99 KiB; sm_80 163 KiB, sm_90 227
+// KiB), so one table serves every arch. Measured on the H200 alone (the sm80 path forced): a row of its own for
+// sm_86/89 belongs here once one is measured there.
+struct Sm80FwdShape {
+  int d;
+  bool causal;
+  int block_n;     // keys a K/V tile
+  bool q_in_regs;  // the warp's Q fragments in registers for the whole key loop (else re-read from shared memory)
+};
+inline constexpr Sm80FwdShape kSm80FwdShapes[] = {
+    // d  causal block_n Q in registers
+    // d64: 128 keys, twice the MMAs a barrier, wait and softmax step (1.12-1.13x); causal keeps 64, as a 128-key
+    // diagonal tile wastes half its work (0.90x at 1k keys) — bench/results/2026-12-03_h200_sm80_d64_tiles.
+    {64, false, 128, true},
+    {64, true, 64, true},
+    {128, false, 64, true},
+    {128, true, 64, true},
+    // d256: 32 keys to fit 99 KiB (sm_86), Q from shared memory (the register budget).
+    {256, false, 32, false},
+    {256, true, 32, false},
+};
+inline constexpr std::size_t kSm80SmemLimitSm86 = 99 * 1024;  // the smallest opt-in limit of the sm80 path's targets
+
+constexpr Sm80FwdShape sm80_fwd_shape(int d, bool causal) {
+  for (const Sm80FwdShape& s : kSm80FwdShapes)
+    if (s.d == d && s.causal == causal) return s;
+  return {};
+}
+
 template <int D, bool Causal = false>
 struct Traits {
+  static constexpr Sm80FwdShape kShape = sm80_fwd_shape(D, Causal);
+  static_assert(kShape.d == D, "no row of kSm80FwdShapes for this head dim and causality");
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockM = kWarps * 16;         // query rows per CTA (16 per warp: the mma M)
-  // Keys per K/V tile. 128 at d64 without causal masking: twice the MMAs a barrier, wait and softmax step (1.12-1.13x);
-  // causal d64 keeps 64, as a 128-key diagonal tile wastes half its work (0.90x at 1k keys;
-  // bench/results/2026-12-03_h200_sm80_d64_tiles). d256 halves it to fit 99 KiB (sm_86).
-  static constexpr int kBlockN = D == 64 && !Causal ? 128 : D <= 128 ? 64 : 32;
-  static constexpr int kStages = 2;                   // K/V double buffering
-  static constexpr bool kQInRegs = D <= 128;          // d=256 re-reads Q fragments from smem (register budget)
-  static constexpr int kChunks = D / 8;               // 16-byte chunks per row
+  static constexpr int kBlockM = kWarps * 16;  // query rows per CTA (16 per warp: the mma M)
+  static constexpr int kBlockN = kShape.block_n;
+  static constexpr int kStages = 2;  // K/V double buffering (the kernel's waits assume two)
+  static constexpr bool kQInRegs = kShape.q_in_regs;
+  static constexpr int kChunks = D / 8;  // 16-byte chunks per row
   static constexpr std::size_t kSmemBytes = std::size_t(kBlockM + 2 * kStages * kBlockN) * D * 2;
+  static_assert(kSmemBytes <= kSm80SmemLimitSm86, "sm80 tiles past sm_86's shared memory");
 };
 
 // The cp.async / 4-byte-store fast path needs every pointer 16-byte aligned and every stride a multiple of 8
