@@ -1,8 +1,10 @@
 // sm90 (Hopper) attention forward, FlashAttention-3 style, written on the tile framework (tile/tile.cuh).
 //
-// Work unit: a tile = kBlockM query rows of one (batch, head). Persistent launch (sm90_traits.hpp says when): one
-// CTA per SM, CTA b works through tiles b, b + grid, ... (order: Sm90Scheduler), or, with kDynamic, b and then the
-// indices its scheduler (the producer's thread) takes from the launch's atomic counter; otherwise one CTA per tile.
+// Work unit: a tile = kBlockM query rows of one (batch, head); varlen builds (Sm90Shape's L) find each batch's rows
+// and keys in the packed tensors (Sm90Seq), and its tiles past the sequence's rows have no work. Persistent launch
+// (sm90_traits.hpp says when): one CTA per SM, CTA b works through tiles b, b + grid, ... (order: Sm90Scheduler),
+// or, with kDynamic, b and then the indices its scheduler (the producer's thread) takes from the launch's atomic
+// counter; otherwise one CTA per tile.
 // Ring slots and barrier phases count on across a CTA's tiles, so the next tile's Q and first K/V blocks load while
 // the consumers still finish the current one (last P·V, epilogue). kQPrefetch double-buffers Q: the next tile's Q
 // loads into the other buffer while this tile finishes and stores O through its own.
