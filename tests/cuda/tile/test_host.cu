@@ -1,6 +1,7 @@
 // Host-side parts of the tile framework and the sm90 traits, checked without a GPU (tile_tests runs these even where
 // it skips the device tests): TMA addressability rules (gl.cuh), the 128B swizzle of shared tiles (st.cuh), and the
-// sm90 configuration tables and derived shapes (attn/sm90_traits.hpp), partly at compile time.
+// sm90 configuration tables and derived shapes (attn/sm90_traits.hpp), the sm80 forward's table (attn/sm80_traits.hpp)
+// and the varlen kinds, partly at compile time.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/sm80_traits.hpp"
 #include "attn/sm90_mods.cuh"
 #include "attn/sm90_traits.hpp"
 #include "util.cuh"
@@ -110,6 +112,32 @@ static_assert(tl::kmajor_offset<tl::st_bf<80, 256>>(208) == 3 * 80 * 128 + 32);
 static_assert(fc::Sm90Shape<64, true, kShortK>::kNarrow == 64 && fc::Sm90Shape<128, true, kMainK>::kNarrow == 0);
 static_assert(fc::Sm90Shape<128, true, kShortK>::kNarrow == 0 && fc::Sm90Shape<256, true, kShortK>::kNarrow == 0);
 static_assert(fc::Sm90Shape<64, false, kShortK>::kNarrow == 0);
+
+// The sm80 forward's table has one row per instantiated head dim and causality, each inside sm_86's shared memory.
+constexpr bool sm80_rows_complete() {
+  for (int d : fc::sm80::kHeadDims)
+    for (bool causal : {false, true}) {
+      const fc::sm80::Sm80FwdShape s = fc::sm80::sm80_fwd_shape(d, causal);
+      if (s.d != d || s.block_n % 16 != 0 || std::size_t(64 + 4 * s.block_n) * d * 2 > fc::sm80::kSm80SmemLimitSm86)
+        return false;
+    }
+  return true;
+}
+static_assert(sm80_rows_complete());
+static_assert(fc::sm80::Traits<64>::kBlockN == 128 && fc::sm80::Traits<64, true>::kBlockN == 64 &&
+              !fc::sm80::Traits<256>::kQInRegs);
+// Varlen runs one lazy-mode-3 kind per head dim and causality (an LSE from it is exact), never a clustered or
+// row-shifted build.
+constexpr bool varlen_kinds_plain() {
+  for (const fc::Sm90Launch& l : fc::kSm90Launches) {
+    const fc::Sm90Kind k = fc::sm90_varlen_kind(l.d, l.causal);
+    if (!fc::sm90_has_kernel(l.d, l.causal, k) || fc::sm90_kernel(l.d, l.causal, k).lazy != 3) return false;
+  }
+  return true;
+}
+static_assert(varlen_kinds_plain());
+static_assert(fc::Sm90Shape<128, false, fc::Sm90Kind::main, fc::Sm90Mods::off, fc::Layout::Varlen>::kCluster == 1 &&
+              !fc::Sm90Shape<64, true, fc::Sm90Kind::short_lse, fc::Sm90Mods::off, fc::Layout::Varlen>::kShiftRows);
 // Register budgets: setmaxnreg only moves registers within a CTA's pool (kThreads x the entry count), and the CTAs
 // of an SM share its 64K registers.
 template <int D, bool kCausal, fc::Sm90Kind kKind = kMainK>
