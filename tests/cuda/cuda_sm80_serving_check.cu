@@ -34,11 +34,10 @@ namespace {
 namespace fam {
 #ifdef FT_SERVING_SM90
 constexpr bool kSm90 = true;
-using flashtile::cuda::sm90_fwd_name, flashtile::cuda::sm90_fwd_supports, flashtile::cuda::sm90_fwd_workspace;
-inline std::string supports(const FwdParams& p) { return sm90_fwd_supports(p); }
-inline std::size_t workspace(const FwdParams& p) { return sm90_fwd_workspace(p); }
+inline std::string supports(const FwdParams& p) { return flashtile::cuda::sm90_fwd_supports(p); }
+inline std::size_t workspace(const FwdParams& p) { return flashtile::cuda::sm90_fwd_workspace(p); }
 inline void run(const FwdParams& p) { flashtile::cuda::sm90_fwd_launch(p); }
-inline std::string name(const FwdParams& p) { return sm90_fwd_name(p); }
+inline std::string name(const FwdParams& p) { return flashtile::cuda::sm90_fwd_name(p); }
 #else
 constexpr bool kSm90 = false;
 inline std::string supports(const FwdParams& p) { return flashtile::cuda::sm80_fwd_supports(p); }

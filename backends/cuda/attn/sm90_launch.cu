@@ -134,17 +134,17 @@ std::string sm90_fwd_name(const FwdParams& p) {
     return "sm90_decode<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
            (p.causal ? ",causal" : "") + (p.layout == Layout::Paged ? ",paged" : "") +
            (p.has_variant() ? ",mods" : "") + ",splitkv" + std::to_string(sm90::decode_plan(p).splits) + ">";
+  const std::string head = "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
+                           (p.causal ? ",causal" : "");
   if (p.layout == Layout::Varlen) {
     const Sm90Kind kind = sm90_varlen_kind(p.head_dim, p.causal);
-    return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-           (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? ",short" : "") + (sm90_lse_kind(kind) ? ",lse" : "") + ",varlen>";
+    return head + (kind != Sm90Kind::main ? ",short" : "") + (sm90_lse_kind(kind) ? ",lse" : "") + ",varlen>";
   }
   const Sm90Mods build = sm90_fwd_build(p);
   const bool mods = sm90_mods_loop(build);
   const Sm90Kind kind = sm90_kind(p.head_dim, p.causal, p.seqlen_k, p.lse != nullptr, mods);
   const int cluster = sm90_cluster_launch(p.head_dim, p.causal, p.seqlen_k, mods);
-  return "sm90_fwd<d" + std::to_string(p.head_dim) + (p.dtype == ElemType::BF16 ? ",bf16" : ",f16") +
-         (p.causal ? ",causal" : "") + (kind != Sm90Kind::main ? short_tag(p, kind) : "") +
+  return head + (kind != Sm90Kind::main ? short_tag(p, kind) : "") +
          (cluster > 1 ? ",cluster" + std::to_string(cluster) : "") +
          (build == Sm90Mods::sinks ? ",sinks" : mods ? ",mods" : "") +
          (build == Sm90Mods::softcap ? ",softcap" : build == Sm90Mods::alibi ? ",alibi" : "") + ">";
