@@ -10,7 +10,7 @@ Per case and implementation, interleaved, timed with triton.testing.do_bench (me
 TFLOP/s count 2.5 x the forward's FLOPs for the backward, 3.5 x for fwd+bwd. flashtile's dq, dk, dv are checked
 against cuDNN's (FA2's where cuDNN refuses) on every case. The grid is peers.py's (src/cases/cases.hpp bench_grid).
 
-    python3 bench/peers_backward.py [--quick] [--dim 64,128] [--seq ..] [--causal 0|1] [--out DIR]
+    python3 bench/peers_backward.py [--quick] [--dim 64,128] [--seq ..] [--causal 0|1] [--path P] [--out DIR]
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def main():
     ap.add_argument("--shape", action="append", default=[], help="extra case B,Sq,Sk,Hq,Hkv,D[,causal]")
     ap.add_argument("--peers", default="cudnn,fa2")
     ap.add_argument("--modes", default="bwd,fwd+bwd,det", help="what to time (bwd, fwd+bwd, det)")
+    ap.add_argument("--path", default=None, help="flashtile's kernel path (e.g. cuda_sm80; default: the device's best)")
     ap.add_argument("--warmup", type=float, default=25)
     ap.add_argument("--rep", type=float, default=100)
     ap.add_argument("--out", default=".")
@@ -124,9 +125,9 @@ def main():
             del out
 
         # flashtile: the backward from the forward's out and lse; the training step through autograd.
-        out, lse = ft.attention(q, k, v, causal=c["causal"], return_lse=True)
+        out, lse = ft.attention(q, k, v, causal=c["causal"], return_lse=True, path=args.path)
         bwd = lambda det=False: ft.attention_backward(q, k, v, out, lse, dout, causal=c["causal"],  # noqa: E731
-                                                      deterministic=det)
+                                                      path=args.path, deterministic=det)
         grads["flashtile"] = bwd()
         kernel = ft.last_result().kernel if hasattr(ft, "last_result") else ""
         ref = next((p for p in ("cudnn", "fa2") if p in grads), None)
@@ -145,7 +146,7 @@ def main():
             qg, kg, vg = (x.detach().requires_grad_() for x in (q, k, v))
 
             def ft_step():
-                o = ft.attention(qg, kg, vg, causal=c["causal"])
+                o = ft.attention(qg, kg, vg, causal=c["causal"], path=args.path)
                 return torch.autograd.grad(o, (qg, kg, vg), dout)
             record("flashtile", "fwd+bwd", ft_step, STEP_FACTOR)
         for r in rows:

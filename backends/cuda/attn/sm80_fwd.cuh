@@ -1,5 +1,6 @@
-// sm80 forward kernel family: FlashAttention-2 style, one CTA per (64-row query tile, query head, batch), 4 warps of
-// 16 query rows each. K/V tiles stream through cp.async double buffering in XOR-swizzled shared memory;
+// sm80 forward kernel family: FlashAttention-2 style, one CTA per (query tile, query head, batch), 4 warps of
+// Traits::kRows query rows each (kSm80FwdShapes: 32 where every K and V fragment read from shared memory should feed
+// two 16-row mma tiles). K/V tiles stream through cp.async double buffering in XOR-swizzled shared memory;
 // S = Q·Kᵀ and O += P·V run on mma.sync m16n8k16 (f16/bf16 in, f32 accumulate); the softmax is online, in exp2 with
 // the scale folded in (scale_log2). Runs on sm_80 .. sm_90. Included only by the instantiation files.
 // Layout L (fwd_params.hpp) picks how a CTA finds its sequence: dense as before; varlen rows from cu_seqlens; paged
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
   using namespace tile;
   using Tr = Traits<D, Causal>;
   using T = typename Elem<E>::type;
-  constexpr int kM = Tr::kBlockM, kN = Tr::kBlockN, kT = Tr::kThreads;
+  constexpr int kM = Tr::kBlockM, kN = Tr::kBlockN, kT = Tr::kThreads, kR = Tr::kRows, kRT = kR / 16;
   const FwdParams& p = args.p;
   const bool al = args.aligned16;
 
@@ -110,29 +111,32 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
   cp_async_wait<0>();
   __syncthreads();
 
-  // This warp's 16 query rows as A operands, one 16x16 register tile per 16 head-dim columns (d=256 re-reads them
-  // from shared memory each K tile to stay within the register budget).
   // Plain calls keep scores raw: row maxima on them, the scale folded into the exp2's FFMA (exp2_fma_row). Exact for
-  // a positive scale; a negative one runs on -Q with -scale (the same products, the max of the flipped scores), a
-  // zero one on the least normal scale, whose products leave exp2 exactly 1 and masked -inf scores -inf.
+  // a positive scale; a negative one runs on -Q with -scale (the same products, the max of the flipped scores; Q
+  // flipped once in shared memory), a zero one on the least normal scale, whose products leave exp2 exactly 1 and
+  // masked -inf scores -inf.
   const bool neg_q = !Mods && p.scale_log2 < 0.f;
   const float scale2 = p.scale_log2 > 0.f ? p.scale_log2 : neg_q ? -p.scale_log2 : std::numeric_limits<float>::min();
-  rt<T, 16, 16> qr[Tr::kQInRegs ? D / 16 : 1];
-  if constexpr (Tr::kQInRegs) {
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      load(qr[kk], sm.q, w * 16, kk * 16);
-      if (neg_q) tile::sm80::neg(qr[kk], qr[kk]);
-    }
+  if (neg_q) {  // uniform across the CTA
+    tile::sm80::neg<kT>(sm.q, tid);
+    __syncthreads();
   }
 
-  rt_fl<16, 16> o[D / 16];  // output accumulator, 16 rows x D, in 16-column pieces
+  // This warp's kR query rows as A operands, one kR x 16 register tile per 16 head-dim columns, where the shape keeps
+  // them in registers (else re-read from shared memory each K tile: the register budget).
+  rt<T, kR, 16> qr[Tr::kQInRegs ? D / 16 : 1];
+  if constexpr (Tr::kQInRegs) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) load(qr[kk], sm.q, w * kR, kk * 16);
+  }
+
+  rt_fl<kR, 16> o[D / 16];  // output accumulator, kR rows x D, in 16-column pieces
 #pragma unroll
   for (int i = 0; i < D / 16; ++i) zero(o[i]);
-  rv_fl_rows<16> m, l;  // running row max of scaled scores (log2 units); this lane's share of the row sum
+  rv_fl_rows<kR> m, l;  // running row max of scaled scores (log2 units); this lane's share of the row sum
   fill(m, kNegInf);
   fill(l, 0.f);
-  const std::int64_t row0 = q0 + w * 16;  // first query row of this warp
+  const std::int64_t row0 = q0 + w * kR;  // first query row of this warp
 
   for (int j = t_begin; j < t_end; ++j) {
     if (j > t_begin) {
@@ -145,9 +149,15 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
     }
     const auto& sk = sm.k[j % Tr::kStages];
     const auto& sv = sm.v[j % Tr::kStages];
+    const std::int64_t n0 = std::int64_t(j) * kN;
+    // Causal: a tile wholly past this warp's last row's diagonal adds nothing to its rows (the CTA's other warps may
+    // need it; the barriers above are every thread's).
+    if constexpr (Causal) {
+      if (n0 > row0 + kR - 1 + diag) continue;
+    }
 
-    // ---- S = Q·Kᵀ (16 x kN per warp), K read 16 head-dim columns at a time ----
-    rt_fl<16, kN> s;
+    // ---- S = Q·Kᵀ (kR x kN per warp), K read 16 head-dim columns at a time, each fragment used by every row tile
+    rt_fl<kR, kN> s;
     zero(s);
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
@@ -156,21 +166,19 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
       if constexpr (Tr::kQInRegs) {
         mma_ABt(s, qr[kk], kt, s);
       } else {
-        rt<T, 16, 16> qt;
-        load(qt, sm.q, w * 16, kk * 16);
-        if (neg_q) tile::sm80::neg(qt, qt);
+        rt<T, kR, 16> qt;
+        load(qt, sm.q, w * kR, kk * 16);
         mma_ABt(s, qt, kt, s);
       }
     }
 
     // ---- Mods: scores into the exp2 domain; mask only tiles that cross Sk, the diagonal or the window ----
-    const std::int64_t n0 = std::int64_t(j) * kN;
     bool need_mask = n0 + kN > Sk;
     if constexpr (Mods) {
       need_mask = need_mask || crosses_window<kM, kN>(md.win, n0, q0, diag);
       mod_scores(s, md, int(n0 - row0 - diag), int(imin(Sk - n0, kN)), need_mask);
     }
-    if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > q0 + diag;
+    if constexpr (Causal) need_mask = need_mask || n0 + kN - 1 > row0 + diag;  // this warp's first row's diagonal
     if (!Mods && need_mask) {
       map(s, [=](int r, int c, float x) {
         const std::int64_t key = n0 + c;
@@ -181,17 +189,15 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
     }
 
     // ---- online softmax (m in the exp2 domain; plain calls' scores raw until the exp2) ----
-    rv_fl_rows<16> m_new, m_use, alpha;
+    rv_fl_rows<kR> m_new, m_use, alpha;
     if constexpr (Mods) {
       row_max(m_new, s, m);
     } else {
       row_max(m_new, s);
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) m_new.v[0][hh] = fmaxf(m.v[0][hh], m_new.v[0][hh] * scale2);
+      vec_apply(m_new, m, m_new, [=](float a, float b) { return fmaxf(a, b * scale2); });
     }
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh)  // a row with no visible key yet keeps base 0: avoids (-inf) - (-inf)
-      m_use.v[0][hh] = m_new.v[0][hh] == kNegInf ? 0.f : m_new.v[0][hh];
+    // a row with no visible key yet keeps base 0: avoids (-inf) - (-inf)
+    vec_apply(m_use, m_new, m_new, [](float a, float) { return a == kNegInf ? 0.f : a; });
     sub(alpha, m, m_use);
     exp2(alpha, alpha);  // exp2(-inf) = 0 rescales an empty history to 0
     m = m_new;
@@ -202,8 +208,9 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
 #pragma unroll
     for (int i = 0; i < D / 16; ++i) mul_row(o[i], o[i], alpha);
 
-    // ---- O += P·V: the S accumulator, converted, is P's A operand; V read as K x 16 col tiles ----
-    rt<T, 16, kN> pt;
+    // ---- O += P·V: the S accumulator, converted, is P's A operand; V read as K x 16 col tiles, each fragment used by
+    // every row tile ----
+    rt<T, kR, kN> pt;
     copy(pt, s);
 #pragma unroll
     for (int i = 0; i < D / 16; ++i) {
@@ -214,17 +221,20 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
   }
 
   // ---- epilogue: normalize, store rows < Sq, LSE (natural log); rows that saw no key give 0 and -inf ----
-  rv_fl_rows<16> inv;
+  rv_fl_rows<kR> inv;
 #pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    l.v[0][hh] = quad_sum(l.v[0][hh]);
-    float f = 1.f;
-    if constexpr (Mods) {
-      if (md.sink2 != kNegInf) f = fold_sink(m.v[0][hh], l.v[0][hh], md.sink2);
+  for (int i = 0; i < kRT; ++i)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float& li = l.v[i][hh];
+      li = quad_sum(li);
+      float f = 1.f;
+      if constexpr (Mods) {
+        if (md.sink2 != kNegInf) f = fold_sink(m.v[i][hh], li, md.sink2);
+      }
+      inv.v[i][hh] = li == 0.f ? 0.f : f / li;  // == 0, not > 0: NaN in l stays NaN
     }
-    inv.v[0][hh] = l.v[0][hh] == 0.f ? 0.f : f / l.v[0][hh];  // == 0, not > 0: NaN in l stays NaN
-  }
-  const int valid_rows = int(imax(0, imin(Sq - row0, 16)));
+  const int valid_rows = int(imax(0, imin(Sq - row0, kR)));
 #pragma unroll
   for (int i = 0; i < D / 16; ++i) {
     mul_row(o[i], o[i], inv);
@@ -232,13 +242,15 @@ __global__ void __launch_bounds__(Traits<D, Causal>::kThreads) fwd_kernel(const 
   }
   if (p.lse != nullptr && (lane_id() & 3) == 0) {
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int r = (lane_id() >> 2) + hh * 8;
-      // Varlen: [Hq, total_q].
-      const std::int64_t at = L == Layout::Varlen ? std::int64_t(h) * p.total_q + seq.q_off + row0 + r
-                                                  : (std::int64_t(b) * p.heads_q + h) * Sq + row0 + r;
-      if (r < valid_rows) p.lse[at] = l.v[0][hh] == 0.f ? kNegInf : (m.v[0][hh] + __log2f(l.v[0][hh])) * kLn2;
-    }
+    for (int i = 0; i < kRT; ++i)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = 16 * i + (lane_id() >> 2) + hh * 8;
+        // Varlen: [Hq, total_q].
+        const std::int64_t at = L == Layout::Varlen ? std::int64_t(h) * p.total_q + seq.q_off + row0 + r
+                                                    : (std::int64_t(b) * p.heads_q + h) * Sq + row0 + r;
+        if (r < valid_rows) p.lse[at] = l.v[i][hh] == 0.f ? kNegInf : (m.v[i][hh] + __log2f(l.v[i][hh])) * kLn2;
+      }
   }
 }
 

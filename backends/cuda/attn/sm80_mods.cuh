@@ -107,10 +107,10 @@ __device__ __forceinline__ void map_rows(tile::rt_fl<16, C>& t, F&& f) {
   });
 }
 
-// Forward scores of a warp's 16 query rows x C keys in place: raw dot products to log2-unit scores, keys outside the
+// Forward scores of a warp's R query rows x C keys in place: raw dot products to log2-unit scores, keys outside the
 // window or at key0 + c >= Sk to -inf. off0 = key0 - row0 - diag; mask: whether any element may be masked.
-template <int C>
-__device__ __forceinline__ void mod_scores(tile::rt_fl<16, C>& s, const ModState& m, int off0, int keys_left,
+template <int R, int C>
+__device__ __forceinline__ void mod_scores(tile::rt_fl<R, C>& s, const ModState& m, int off0, int keys_left,
                                            bool mask) {
   if (m.softcap) {
     tile::map(s, [&](int, int, float x) { return tile::tanh_exp2(x * m.cap_in, m.cap_out); });
@@ -119,28 +119,38 @@ __device__ __forceinline__ void mod_scores(tile::rt_fl<16, C>& s, const ModState
   }
   if (m.alibi) {  // x - slope2 · |d|, d = off0 + c - r
     // d as the lane's part plus a constant an element, in float (exact below 2^24): an int d took an I2F an element,
-    // which runs at MUFU's quarter rate (sm_80 to sm_90), besides the IADD and IABS. A tile wholly on one side of
-    // its rows' diagonals (d <= 0 everywhere: off0 + C - 1 <= 0; d >= 0: off0 >= 15) knows d's sign, so the bias is
-    // one FFMA on d (FFMA takes no |.| operand).
+    // which runs at MUFU's quarter rate (sm_80 to sm_90), besides the IADD and IABS. A 16-row piece wholly on one
+    // side of its rows' diagonals (d <= 0 everywhere: off + C - 1 <= 0; d >= 0: off >= 15) knows d's sign, so the
+    // bias is one FFMA on d (FFMA takes no |.| operand).
     const tile::coord l0 = tile::rt_coords(tile::lane_id(), 0);
-    const float base = float(off0 + l0.col - l0.row);
-    auto dist = [&](int j, int k) {
-      return base + float(16 * j + tile::rt_coords(0, k).col - tile::rt_coords(0, k).row);
-    };
-    const bool before = off0 + C - 1 <= 0, after = off0 >= 15;
-    if (before || after) {
-      const float signed_slope = before ? m.slope2 : -m.slope2;
-      tile::each<tile::rt_fl<16, C>>([&](int, int j, int k) {
-        const float d = dist(j, k);
-        s.v[0][j][k].x = fmaf(signed_slope, d, s.v[0][j][k].x);
-        s.v[0][j][k].y = fmaf(signed_slope, d + 1.0f, s.v[0][j][k].y);
-      });
-    } else {
-      tile::each<tile::rt_fl<16, C>>([&](int, int j, int k) {
-        const float d = dist(j, k);
-        s.v[0][j][k].x = fmaf(-m.slope2, fabsf(d), s.v[0][j][k].x);
-        s.v[0][j][k].y = fmaf(-m.slope2, fabsf(d + 1.0f), s.v[0][j][k].y);
-      });
+#pragma unroll
+    for (int i = 0; i < R / 16; ++i) {
+      const int off = off0 - 16 * i;  // piece i's rows start 16 i below the warp's first
+      const float base = float(off + l0.col - l0.row);
+      auto dist = [&](int j, int k) {
+        return base + float(16 * j + tile::rt_coords(0, k).col - tile::rt_coords(0, k).row);
+      };
+      const bool before = off + C - 1 <= 0, after = off >= 15;
+      if (before || after) {
+        const float signed_slope = before ? m.slope2 : -m.slope2;
+#pragma unroll
+        for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const float d = dist(j, k);
+            s.v[i][j][k].x = fmaf(signed_slope, d, s.v[i][j][k].x);
+            s.v[i][j][k].y = fmaf(signed_slope, d + 1.0f, s.v[i][j][k].y);
+          }
+      } else {
+#pragma unroll
+        for (int j = 0; j < C / 16; ++j)
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const float d = dist(j, k);
+            s.v[i][j][k].x = fmaf(-m.slope2, fabsf(d), s.v[i][j][k].x);
+            s.v[i][j][k].y = fmaf(-m.slope2, fabsf(d + 1.0f), s.v[i][j][k].y);
+          }
+      }
     }
   }
   if (mask) {

@@ -16,28 +16,32 @@ inline constexpr int kHeadDims[] = {64, 128, 256};  // instantiated head dims
 inline constexpr int kMaxGridYZ = 65535;            // heads_q on grid.y, batch on grid.z
 inline constexpr int kMinCc = 80;
 
-// The sm80 forward's tiles, one row per head dim and causality (Traits reads them). A CTA is 4 warps of 16 query rows
-// (the mma M) with K/V double-buffered in shared memory: (64 + 4 block_n) * d * 2 bytes, inside every target's
-// opt-in limit, the smallest the A10 / L4 / L40S / RTX 30-40 class's (sm_86, sm_89: 99 KiB; sm_80 163 KiB, sm_90 227
-// KiB), so one table serves every arch. Measured on the H200 alone (the sm80 path forced): a row of its own for
-// sm_86/89 belongs here once one is measured there.
+// The sm80 forward's tiles, one row per head dim and causality (Traits reads them). A CTA is 4 warps of `rows` query
+// rows each (16 or 32: one or two mma M tiles a K/V fragment feeds) with K/V double-buffered in shared memory:
+// (4 rows + 4 block_n) * d * 2 bytes, inside every target's opt-in limit, the smallest the A10 / L4 / L40S / RTX
+// 30-40 class's (sm_86, sm_89: 99 KiB; sm_80 163 KiB, sm_90 227 KiB), so one table serves every arch. Measured on the
+// H200 alone (the sm80 path forced): a row of its own for sm_86/89 belongs here once one is measured there.
 struct Sm80FwdShape {
   int d;
   bool causal;
+  int rows;        // query rows a warp (a CTA: 4 x rows)
   int block_n;     // keys a K/V tile
   bool q_in_regs;  // the warp's Q fragments in registers for the whole key loop (else re-read from shared memory)
 };
 inline constexpr Sm80FwdShape kSm80FwdShapes[] = {
-    // d  causal block_n Q in registers
-    // d64: 128 keys, twice the MMAs a barrier, wait and softmax step (1.12-1.13x); causal keeps 64, as a 128-key
-    // diagonal tile wastes half its work (0.90x at 1k keys) — bench/results/2026-12-03_h200_sm80_d64_tiles.
-    {64, false, 128, true},
-    {64, true, 64, true},
-    {128, false, 64, true},
-    {128, true, 64, true},
-    // d256: 32 keys to fit 99 KiB (sm_86), Q from shared memory (the register budget).
-    {256, false, 32, false},
-    {256, true, 32, false},
+    // d  causal rows block_n Q in registers      (bench/results/2026-12-04_h200_sm80_rows32: the shapes tried)
+    // d64: 32 rows a warp halve the K/V fragments read a MMA (1.02-1.25x the 16-row kernel, 1.01-1.17x FA2); 64 keys
+    // with Q in registers beat 128 keys with Q re-read from shared memory (0.95-1.0x FA2).
+    {64, false, 32, 64, true},
+    {64, true, 32, 64, true},
+    // d128: 32 rows leave no registers for Q (the O accumulator is 128 of them): re-read each K tile. 64 keys
+    // (0.91-1.01x FA2) beat 32 (0.86-0.99x) though ptxas spills ~70 bytes; causal keeps 16 rows and Q in registers
+    // (0.92-1.02x), even with 32 rows and 32 keys (0.90-1.02x) and ahead of 32 rows and 64 keys (0.85-0.88x).
+    {128, false, 32, 64, false},
+    {128, true, 16, 64, true},
+    // d256: 16 rows and 32 keys to fit 99 KiB (sm_86), Q from shared memory (the register budget).
+    {256, false, 16, 32, false},
+    {256, true, 16, 32, false},
 };
 inline constexpr std::size_t kSm80SmemLimitSm86 = 99 * 1024;  // the smallest opt-in limit of the sm80 path's targets
 
@@ -53,7 +57,8 @@ struct Traits {
   static_assert(kShape.d == D, "no row of kSm80FwdShapes for this head dim and causality");
   static constexpr int kWarps = 4;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBlockM = kWarps * 16;  // query rows per CTA (16 per warp: the mma M)
+  static constexpr int kRows = kShape.rows;  // query rows a warp: one or two mma M tiles
+  static constexpr int kBlockM = kWarps * kRows;  // query rows per CTA
   static constexpr int kBlockN = kShape.block_n;
   static constexpr int kStages = 2;  // K/V double buffering (the kernel's waits assume two)
   static constexpr bool kQInRegs = kShape.q_in_regs;

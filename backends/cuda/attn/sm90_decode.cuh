@@ -168,20 +168,19 @@ __global__ void __launch_bounds__(kDecodeThreads, decode_shape(D).min_blocks)
             tma_load_4d(sm.v[s].block_addr(cb, r0), &dp.v_map, sm.full[s].addr(), cb * 64, row, it.hk, outer);
           }
         };
+        int r0 = 0, row = int(n0), outer = it.b;  // dense: rows of batch b (past Sk: zeros)
         if constexpr (L == Layout::Paged) {
           // The page holding this lane's box (one past the sequence reads the last key's page; its V rows are zeroed
           // by the consumers), its slot a multiple of the box.
-          const int r0 = lane * dp.box_rows;
+          r0 = lane * dp.box_rows;
           const sm80::PageSlot ps = sm80::page_slot(p, bt, sm80::imin(n0 + r0, r.sk - 1));
-          wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
-          if (lane == 0) arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
-          __syncwarp(boxes >= 32 ? ~0u : (1u << boxes) - 1u);  // the expected bytes before any box's completion
-          copy(r0, int(ps.slot) / dp.box_rows * dp.box_rows, int(ps.page));
-        } else {  // rows of batch b (past Sk: zeros)
-          wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
-          arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
-          copy(0, int(n0), it.b);
+          row = int(ps.slot) / dp.box_rows * dp.box_rows;
+          outer = int(ps.page);
         }
+        wait(sm.empty[s], ((g / kStages) & 1) ^ 1);
+        if (lane == 0) arrive_expect_tx(sm.full[s], 2 * Smem::KV::kBytes);
+        __syncwarp(boxes >= 32 ? ~0u : (1u << boxes) - 1u);  // the expected bytes before any box's completion
+        copy(r0, row, outer);
       }
     }
     return;

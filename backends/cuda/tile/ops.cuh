@@ -393,6 +393,22 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
 // cost sm80's forward 227M moves a 4 x 4k x 16-head call).
 __device__ __forceinline__ constexpr int ldsm_pair(int m, bool b_order) { return b_order ? (m & 1) << 1 | m >> 1 : m; }
 
+// The address of a lane's ldmatrix row dr rows and c columns (c % 16 == 0) on from `base`, its address at (dr, c) =
+// (0, 0) (s.addr() + byte_offset(r0 + rr, cc), cc 0 or 8). Swizzled tiles: moving 16 rows keeps a row's swizzle
+// phase, and moving c columns inside a 64-column block flips the 16-byte chunk index by 2 (c % 64) / 16 (chunk
+// 2m + cc / 8 = 2m ^ cc / 8), which commutes with the phase's XOR; base's row part has no bits below 128. So every
+// load is base XOR one of four constants plus a constant: ldmatrix's immediate offset, and no address register a
+// fragment (ncu: ptxas had held one per head-dim step of K and V through the sm80 forward's key loop).
+template <typename S>
+__device__ __forceinline__ std::uint32_t ldsm_addr(std::uint32_t base, int dr, int c) {
+  if constexpr (requires { S::kBlockBytes; }) {
+    return (base ^ static_cast<std::uint32_t>((c % S::kBlockCols) / 16 * 32)) +
+           static_cast<std::uint32_t>((c / S::kBlockCols) * S::kBlockBytes + dr * kSwizzleBytes);
+  } else {
+    return base + S::byte_offset(dr, c);  // unswizzled (sp): linear in row and column
+  }
+}
+
 // Row layout: the R x C register tile = st rows r0.., cols c0..; kB: the tile is mma_ABt's B operand (load_b).
 template <bool kB = false, typename T, int R, int C, typename S>
   requires is_shared_tile_v<S> && std::is_same_v<typename S::dtype, T>
@@ -400,12 +416,13 @@ __device__ __forceinline__ void load(rt<T, R, C, layout::row>& d, const S& s, in
   const int lane = lane_id();
   const int q = ldsm_pair(lane >> 3, kB);  // the pair this lane's matrix fills: rows (q & 1) * 8, cols (q >> 1) * 8
   const int rr = (q & 1) * 8 + (lane & 7), cc = (q >> 1) * 8;
+  const std::uint32_t base = s.addr() + S::byte_offset(r0 + rr, cc);
 #pragma unroll
   for (int i = 0; i < R / 16; ++i)
 #pragma unroll
     for (int j = 0; j < C / 16; ++j) {
       std::uint32_t r[4];
-      ldmatrix_x4(r, s.addr() + S::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
+      ldmatrix_x4(r, ldsm_addr<S>(base, 16 * i, c0 + 16 * j));
 #pragma unroll
       for (int m = 0; m < 4; ++m) d.v[i][j][ldsm_pair(m, kB)] = *reinterpret_cast<packed_t<T>*>(&r[m]);
     }
@@ -423,12 +440,13 @@ __device__ __forceinline__ void load(rt<T, R, C, layout::col>& d, const S& s, in
   const int lane = lane_id();
   const int q = ldsm_pair(lane >> 3, true);
   const int rr = (q >> 1) * 8 + (lane & 7), cc = (q & 1) * 8;
+  const std::uint32_t base = s.addr() + S::byte_offset(r0 + rr, cc);
 #pragma unroll
   for (int i = 0; i < R / 16; ++i)
 #pragma unroll
     for (int j = 0; j < C / 16; ++j) {
       std::uint32_t r[4];
-      ldmatrix_x4_trans(r, s.addr() + S::byte_offset(r0 + 16 * i + rr, c0 + 16 * j + cc));
+      ldmatrix_x4_trans(r, ldsm_addr<S>(base, 16 * i, c0 + 16 * j));
 #pragma unroll
       for (int m = 0; m < 4; ++m) d.v[i][j][ldsm_pair(m, true)] = *reinterpret_cast<packed_t<T>*>(&r[m]);
     }

@@ -118,13 +118,15 @@ constexpr bool sm80_rows_complete() {
   for (int d : fc::sm80::kHeadDims)
     for (bool causal : {false, true}) {
       const fc::sm80::Sm80FwdShape s = fc::sm80::sm80_fwd_shape(d, causal);
-      if (s.d != d || s.block_n % 16 != 0 || std::size_t(64 + 4 * s.block_n) * d * 2 > fc::sm80::kSm80SmemLimitSm86)
+      if (s.d != d || s.block_n % 16 != 0 || (s.rows != 16 && s.rows != 32) ||
+          std::size_t(4 * s.rows + 4 * s.block_n) * d * 2 > fc::sm80::kSm80SmemLimitSm86)
         return false;
     }
   return true;
 }
 static_assert(sm80_rows_complete());
-static_assert(fc::sm80::Traits<64>::kBlockN == 128 && fc::sm80::Traits<64, true>::kBlockN == 64 &&
+static_assert(fc::sm80::Traits<64>::kBlockM == 128 && fc::sm80::Traits<128>::kBlockM == 128 &&
+              fc::sm80::Traits<128, true>::kBlockM == 64 && !fc::sm80::Traits<128>::kQInRegs &&
               !fc::sm80::Traits<256>::kQInRegs);
 // Varlen runs one lazy-mode-3 kind per head dim and causality (an LSE from it is exact), never a clustered or
 // row-shifted build.

@@ -7,7 +7,8 @@
 //        8 elements): 16-byte cp.async (then cp_async_commit / cp_async_wait). Otherwise element-wise loads and plain
 //        shared stores into the same swizzled image (complete before the next __syncthreads).
 //   load_chunk(st, r, c, src, valid, aligned16)   one 16-byte chunk of load_rows (gathers: a source per row).
-//   neg(d, s)                        d = -s for 16-bit tiles (sign bits flipped: exact).
+//   neg<NT>(st, tid)                 st = -st for a shared tile, the NT threads splitting its words (sign bits
+//        flipped: exact; NaN stays NaN). Complete before the next __syncthreads.
 //   store_rows(g, row_stride, t, valid_rows, aligned4)
 //        like store: rows >= valid_rows not written; 32-bit pair stores when aligned4, else 16-bit stores.
 //   load_vec<NT>(s, g, valid, tid)   float s[N] = g[0..N) by 4-byte cp.async, entries >= valid zero-filled.
@@ -40,10 +41,11 @@ __device__ __forceinline__ void load_chunk(st<T, R, C>& s, int r, int c, const T
   }
 }
 
-template <typename T, int R, int C, layout L>
-__device__ __forceinline__ void neg(rt<T, R, C, L>& d, const rt<T, R, C, L>& s) {
-  static_assert(is_16bit_v<T>, "neg flips 16-bit pairs");
-  each<rt<T, R, C, L>>([&](int i, int j, int k) { d.v[i][j][k] = __hneg2(s.v[i][j][k]); });
+template <int NT, typename T, int R, int C>
+__device__ __forceinline__ void neg(st<T, R, C>& s, int tid) {
+  auto* w = reinterpret_cast<std::uint32_t*>(s.data);  // the swizzle moves elements, not signs: the words in any order
+#pragma unroll 4
+  for (int i = tid; i < R * C / 2; i += NT) w[i] ^= 0x80008000u;
 }
 
 template <int NT, typename T, int R, int C>
