@@ -35,10 +35,10 @@ inline constexpr Sm80FwdShape kSm80FwdShapes[] = {
     {64, false, 32, 64, true},
     {64, true, 32, 64, true},
     // d128: 32 rows leave no registers for Q (the O accumulator is 128 of them): re-read each K tile. 64 keys
-    // (0.91-1.01x FA2) beat 32 (0.86-0.99x) though ptxas spills ~70 bytes; causal keeps 16 rows and Q in registers
-    // (0.92-1.02x), even with 32 rows and 32 keys (0.90-1.02x) and ahead of 32 rows and 64 keys (0.85-0.88x).
+    // (0.91-1.01x FA2; causal 0.96-1.05x) beat 32 (0.86-0.99x) and 48 (even) though ptxas spills 48-64 bytes, and 16
+    // rows with Q in registers (causal 0.92-1.01x).
     {128, false, 32, 64, false},
-    {128, true, 16, 64, true},
+    {128, true, 32, 64, false},
     // d256: 16 rows and 32 keys to fit 99 KiB (sm_86), Q from shared memory (the register budget).
     {256, false, 16, 32, false},
     {256, true, 16, 32, false},

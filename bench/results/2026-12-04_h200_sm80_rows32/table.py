@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Each library's time over FA2's, per cell and as a geomean, from a peers log whose runs are headed
-'######## NAME round R' (the run scripts here): python3 table.py peers_ab2.log CDM"""
+'######## NAME' (a round after it or not) (the run scripts here): python3 table.py peers_ab2.log CDM"""
 import re,collections,sys,math,statistics as st
 libs=sys.argv[2]
 cur=None; data=collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):
-    m=re.match(r'######## (\w) round (\d)',line)
+    m=re.match(r'######## (\w)\b',line)
     if m: cur=m.group(1); continue
     f=line.split()
     if len(f)>10 and f[0] in('fa2','flashtile:cuda_sm80'):

@@ -125,8 +125,8 @@ constexpr bool sm80_rows_complete() {
   return true;
 }
 static_assert(sm80_rows_complete());
-static_assert(fc::sm80::Traits<64>::kBlockM == 128 && fc::sm80::Traits<128>::kBlockM == 128 &&
-              fc::sm80::Traits<128, true>::kBlockM == 64 && !fc::sm80::Traits<128>::kQInRegs &&
+static_assert(fc::sm80::Traits<64>::kBlockM == 128 && fc::sm80::Traits<128, true>::kBlockM == 128 &&
+              fc::sm80::Traits<256>::kBlockM == 64 && !fc::sm80::Traits<128>::kQInRegs &&
               !fc::sm80::Traits<256>::kQInRegs);
 // Varlen runs one lazy-mode-3 kind per head dim and causality (an LSE from it is exact), never a clustered or
 // row-shifted build.
